@@ -1,0 +1,26 @@
+include_guard(GLOBAL)
+# Every dependency comes from the system (Debian's packages) through find_package; nothing is
+# downloaded at build time.
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+find_package(Threads REQUIRED)
+
+# TOML++: Debian's CMake package builds against its shared library. A GPU host that has only
+# the headers (carried there) uses them header-only through TUNE_TOMLPP_INCLUDE_DIR.
+if(NOT TARGET tune_tomlplusplus)
+  add_library(tune_tomlplusplus INTERFACE)
+  if(TUNE_TOMLPP_INCLUDE_DIR)
+    if(NOT EXISTS "${TUNE_TOMLPP_INCLUDE_DIR}/toml++/toml.h")
+      message(FATAL_ERROR
+        "TUNE_TOMLPP_INCLUDE_DIR='${TUNE_TOMLPP_INCLUDE_DIR}' holds no toml++/toml.h: "
+        "point it at the directory that contains the toml++ folder")
+    endif()
+    target_include_directories(tune_tomlplusplus SYSTEM INTERFACE "${TUNE_TOMLPP_INCLUDE_DIR}")
+    target_compile_definitions(tune_tomlplusplus INTERFACE TOML_HEADER_ONLY=1)
+  else()
+    find_package(tomlplusplus 3 REQUIRED)
+    target_link_libraries(tune_tomlplusplus INTERFACE tomlplusplus::tomlplusplus)
+  endif()
+endif()

@@ -1,0 +1,7 @@
+include_guard(GLOBAL)
+add_library(tune_warnings INTERFACE)
+target_compile_options(tune_warnings INTERFACE
+  $<$<COMPILE_LANG_AND_ID:CXX,GNU,Clang>:-Wall -Wextra -Wconversion -Wshadow -Wno-sign-conversion>)
+if(TUNE_ENABLE_WERROR)
+  target_compile_options(tune_warnings INTERFACE $<$<COMPILE_LANG_AND_ID:CXX,GNU,Clang>:-Werror>)
+endif()

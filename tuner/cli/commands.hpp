@@ -1,0 +1,21 @@
+// One file per subcommand; each adds itself to the app and, when chosen, leaves the function
+// that runs it in `run`. Exit codes: 0 success, 1 a negative answer (stale, nothing valid),
+// 2 bad usage or bad input, 3 a broken environment (no compiler, no GPU, I/O failure).
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace tune::cli {
+
+using Run = std::function<int()>;
+
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_negative = 1;
+inline constexpr int exit_bad_input = 2;
+inline constexpr int exit_environment = 3;
+
+void add_space_command(CLI::App& app, Run& run);
+
+}  // namespace tune::cli

@@ -1,0 +1,32 @@
+// The `tuner` command line: a thin main over tune_core and the subcommands (one file each).
+#include <cstdio>
+#include <exception>
+
+#include <fmt/core.h>
+
+#include <tuner/cli/commands.hpp>
+#include <tuner/core/result.hpp>
+
+int main(int argc, char** argv) {
+  namespace cli = tune::cli;
+  CLI::App app{"tuner: autotuning for CUDA C++ kernels", "tuner"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tuner 0.1.0");
+  cli::Run run;
+  cli::add_space_command(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : cli::exit_bad_input;
+  }
+  try {
+    return run ? run() : cli::exit_ok;
+  } catch (const tune::input_error& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return cli::exit_bad_input;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tuner: error: {}\n", e.what());
+    return cli::exit_environment;
+  }
+}

@@ -1,0 +1,129 @@
+// A search space read from a TOML file (DESIGN.md "Search space"): params whose product is the
+// space, explicit configs, prune expressions, required configs (incumbents), buckets (shape
+// classes) and the optional [search] and [bench] settings.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <tuner/core/config.hpp>
+#include <tuner/core/result.hpp>
+
+namespace tune {
+
+/// Spaces larger than this are refused before enumeration, with their size.
+inline constexpr std::uint64_t max_space_configs = 1'000'000;
+
+/// Where something was declared in the space file (1-based; 0 when unknown).
+struct SourcePos {
+  int line = 0;
+  int column = 0;
+};
+
+/// A declared param and its values, in declaration order.
+struct Param {
+  std::string name;
+  std::vector<ParamValue> values;
+  SourcePos pos;
+};
+
+/// A bucket's shape: named int or string values, in declaration order.
+using Shape = std::vector<std::pair<std::string, ParamValue>>;
+
+/// A shape class: the record holds one entry per bucket.
+struct Bucket {
+  std::string name;                 ///< free text; percent-encoded where it becomes a file name
+  std::optional<std::string> when;  ///< which runtime shapes belong here (first match wins)
+  Shape shape;                      ///< the shape the tune measures
+  SourcePos pos;
+  /// The shape value named `name`, or nullptr.
+  const ParamValue* shape_value(std::string_view name) const;
+};
+
+struct SearchSettings {
+  std::string strategy = "grid";
+  std::optional<double> budget_s;   ///< wall-clock budget of the search
+  std::optional<double> timeout_s;  ///< per candidate
+};
+
+struct BenchSettings {
+  double warmup_ms = 25;
+  double rep_ms = 100;
+  int min_reps = 5;
+  int max_reps = 1000;
+  bool clear_l2 = true;
+};
+
+enum class ParamsAs { defines, constexpr_header };
+
+/// A parsed, validated space. Construction only through `Space::load` / `Space::parse`, which
+/// check everything DESIGN.md lists (reserved names, mixed types, expressions, incumbents,
+/// duplicate buckets, the enumeration limit).
+class Space {
+ public:
+  /// Reads and validates a space file. Diagnostics carry the path, line and column.
+  static result<Space> load(const std::filesystem::path& path);
+  /// As `load`, from text; `path` only labels diagnostics.
+  static result<Space> parse(std::string_view toml_text, std::string path);
+
+  int schema() const noexcept { return schema_; }
+  const std::string& kernel() const noexcept { return kernel_; }
+  const std::string& path() const noexcept { return path_; }
+  const std::vector<Param>& params() const noexcept { return params_; }
+  /// Every config before pruning: the product of [params] in declaration order (the first
+  /// declared param varies slowest), then the explicit [[configs]]; duplicates kept once.
+  const std::vector<Config>& all_configs() const noexcept { return configs_; }
+  const std::vector<std::string>& prune() const noexcept { return prune_; }
+  /// Declared incumbents, in declaration order, duplicates once.
+  const std::vector<Config>& require() const noexcept { return require_; }
+  const std::vector<Bucket>& buckets() const noexcept { return buckets_; }
+  const SearchSettings& search() const noexcept { return search_; }
+  const BenchSettings& bench() const noexcept { return bench_; }
+  ParamsAs params_as() const noexcept { return params_as_; }
+
+  /// The bucket named exactly `name`, or nullptr.
+  const Bucket* bucket(std::string_view name) const;
+
+  /// The bucket's configs after pruning, in enumeration order. Expressions were checked at
+  /// load; an evaluation error (division by zero) is a diagnostic naming the expression.
+  result<std::vector<Config>> configs(const Bucket& bucket) const;
+  /// Whether `config` survives pruning for `bucket`.
+  result<bool> keeps(const Config& config, const Bucket& bucket) const;
+
+  /// SHA-256 (hex) over the meaning of the whole file: params, explicit configs, prune,
+  /// require, buckets with shapes and predicates, params_as, search and bench settings.
+  /// Formatting, comments and key order inside tables do not change it.
+  const std::string& space_hash() const noexcept { return space_hash_; }
+  /// The reference's hash of a bucket's pruned space: 64-bit FNV-1a over the sorted config
+  /// ids, each followed by a zero byte, as 16 hex digits.
+  static std::string pruned_space_hash(const std::vector<Config>& pruned);
+
+  /// The first bucket whose `when` holds for `runtime_shape` (a bucket without `when` takes
+  /// every shape); nullptr when none does.
+  result<const Bucket*> select(const Shape& runtime_shape) const;
+
+ private:
+  Space() = default;
+  friend struct SpaceParser;
+
+  int schema_ = 1;
+  std::string kernel_;
+  std::string path_;
+  std::vector<Param> params_;
+  std::vector<Config> configs_;
+  std::vector<std::string> prune_;
+  std::vector<SourcePos> prune_pos_;
+  std::vector<Config> require_;
+  std::vector<Bucket> buckets_;
+  SearchSettings search_;
+  BenchSettings bench_;
+  ParamsAs params_as_ = ParamsAs::defines;
+  std::string space_hash_;
+};
+
+}  // namespace tune
