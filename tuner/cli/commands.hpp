@@ -17,5 +17,12 @@ inline constexpr int exit_bad_input = 2;
 inline constexpr int exit_environment = 3;
 
 void add_space_command(CLI::App& app, Run& run);
+void add_exec_command(CLI::App& app, Run& run);
+void add_key_command(CLI::App& app, Run& run);
+void add_verify_command(CLI::App& app, Run& run);
+void add_status_command(CLI::App& app, Run& run);
+void add_show_command(CLI::App& app, Run& run);
+void add_record_command(CLI::App& app, Run& run);
+void add_warm_command(CLI::App& app, Run& run);
 
 }  // namespace tune::cli

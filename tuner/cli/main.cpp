@@ -14,6 +14,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tuner 0.1.0");
   cli::Run run;
   cli::add_space_command(app, run);
+  cli::add_exec_command(app, run);
+  cli::add_key_command(app, run);
+  cli::add_verify_command(app, run);
+  cli::add_status_command(app, run);
+  cli::add_show_command(app, run);
+  cli::add_record_command(app, run);
+  cli::add_warm_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
