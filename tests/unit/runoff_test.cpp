@@ -1,0 +1,90 @@
+#include <tuner/core/runoff.hpp>
+
+#include <random>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <tuner/core/result.hpp>
+
+namespace tune {
+namespace {
+
+std::vector<double> noisy(double base, int n, double spread, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> dist(0.0, spread);
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i)
+    v.push_back(base * (1.0 + dist(rng)));
+  return v;
+}
+
+TEST(RunoffTest, SignTestTail) {
+  EXPECT_DOUBLE_EQ(sign_test_upper_tail(0, 10), 1.0);
+  EXPECT_NEAR(sign_test_upper_tail(10, 10), 1.0 / 1024, 1e-12);
+  EXPECT_NEAR(sign_test_upper_tail(9, 10), 11.0 / 1024, 1e-12);
+  EXPECT_DOUBLE_EQ(sign_test_upper_tail(11, 10), 0.0);
+  EXPECT_NEAR(sign_test_upper_tail(15, 20), 0.020694732666015625, 1e-12);
+}
+
+TEST(RunoffTest, ClearlyFasterChallengerWins) {
+  auto inc = noisy(1.00, 30, 0.005, 1);
+  auto ch = noisy(0.96, 30, 0.005, 2);
+  RunoffStats s = decide_runoff(inc, ch, {}, "A=1", "A=2");
+  EXPECT_EQ(s.outcome, RunoffOutcome::challenger_wins);
+  EXPECT_EQ(s.winner, "A=2");
+  EXPECT_LT(s.median_diff_pct, -3.0);
+  EXPECT_LT(s.p_value, 0.001);
+  EXPECT_EQ(s.pairs, 30);
+}
+
+TEST(RunoffTest, SlowerChallengerLoses) {
+  RunoffStats s =
+      decide_runoff(noisy(1.0, 30, 0.005, 3), noisy(1.05, 30, 0.005, 4), {}, "inc", "ch");
+  EXPECT_EQ(s.outcome, RunoffOutcome::incumbent_wins);
+  EXPECT_EQ(s.winner, "inc");
+}
+
+TEST(RunoffTest, DifferenceInsideTheMarginIsATieAndTheIncumbentKeepsIt) {
+  // 0.5% faster and significant, but inside the 1% margin.
+  std::vector<double> inc(40, 1.0), ch(40, 0.995);
+  RunoffStats s = decide_runoff(inc, ch, {}, "inc", "ch");
+  EXPECT_EQ(s.outcome, RunoffOutcome::tie);
+  EXPECT_EQ(s.winner, "inc");
+}
+
+TEST(RunoffTest, LargeButInsignificantDifferenceIsATie) {
+  // Half the pairs much faster, half much slower: no consistent sign.
+  std::vector<double> inc, ch;
+  for (int i = 0; i < 20; ++i) {
+    inc.push_back(1.0);
+    ch.push_back(i % 2 == 0 ? 0.8 : 1.19);
+  }
+  RunoffStats s = decide_runoff(inc, ch, {}, "inc", "ch");
+  EXPECT_EQ(s.outcome, RunoffOutcome::tie);
+}
+
+TEST(RunoffTest, SameConfigAgainstItselfTies) {
+  int ties = 0;
+  for (unsigned seed = 0; seed < 50; ++seed)
+    if (decide_runoff(noisy(1.0, 30, 0.01, seed), noisy(1.0, 30, 0.01, seed + 1000), {}, "a", "b")
+            .outcome == RunoffOutcome::tie)
+      ++ties;
+  EXPECT_GE(ties, 48);
+}
+
+TEST(RunoffTest, RejectsUnpairedTimings) {
+  EXPECT_THROW(decide_runoff({1.0}, {1.0, 2.0}, {}, "a", "b"), error);
+  EXPECT_THROW(decide_runoff({}, {}, {}, "a", "b"), error);
+}
+
+TEST(RunoffTest, JsonRoundTrip) {
+  RunoffStats s = decide_runoff(noisy(1.0, 10, 0.01, 7), noisy(0.9, 10, 0.01, 8), {}, "a", "b");
+  nlohmann::json j = s;
+  RunoffStats back = j.get<RunoffStats>();
+  EXPECT_EQ(nlohmann::json(back), j);
+  EXPECT_EQ(j.at("outcome"), "challenger_wins");
+}
+
+}  // namespace
+}  // namespace tune

@@ -1,0 +1,58 @@
+// The paired runoff's decision (REFERENCE.md "The runoff"): both finalists are timed in strict
+// alternation, and the paired differences decide. This file holds only the statistics, so the
+// rule is testable without a GPU; the CUDA backend collects the pairs.
+//
+// The rule, fixed before any run:
+//   d_i = (challenger_i - incumbent_i) / incumbent_i       (relative, per pair)
+//   the challenger wins when median(d) < -margin and a one-sided sign test over the pairs
+//   (how many d_i < 0) gives p < alpha; it loses when median(d) > +margin with p < alpha on the
+//   other side; anything else is a tie, and on a tie the incumbent keeps its place.
+// Defaults: margin 1% (below the run-to-run drift of an unlocked H200, REFERENCE.md: a 1.2%
+// shift was seen mid-run) and alpha 0.05 (20 pairs give power 0.93 at a 1-1.5% effect).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace tune {
+
+struct RunoffPolicy {
+  double margin_pct = 1.0;  ///< differences inside +-margin are ties
+  double alpha = 0.05;      ///< one-sided sign-test significance level
+};
+
+enum class RunoffOutcome { challenger_wins, incumbent_wins, tie, forfeit };
+
+std::string to_string(RunoffOutcome o);
+
+/// What the runoff measured and decided; stored in the trial log and the record entry.
+struct RunoffStats {
+  int pairs = 0;
+  double incumbent_median_ms = 0;
+  double challenger_median_ms = 0;
+  double median_diff_pct = 0;  ///< median of per-pair (challenger - incumbent) / incumbent, in %
+  int challenger_faster = 0;   ///< pairs where the challenger was faster
+  double p_value = 1;          ///< one-sided sign test in the direction of median_diff_pct
+  double margin_pct = 0;
+  double alpha = 0;
+  RunoffOutcome outcome = RunoffOutcome::tie;
+  std::string incumbent;   ///< config id
+  std::string challenger;  ///< config id
+  std::string winner;      ///< config id: the challenger only on challenger_wins
+};
+
+void to_json(nlohmann::json& j, const RunoffStats& s);
+void from_json(const nlohmann::json& j, RunoffStats& s);
+
+/// P(X >= k) for X ~ Binomial(n, 1/2).
+double sign_test_upper_tail(int k, int n);
+
+/// Decides a runoff from paired timings (same length, index i is one pair). Throws
+/// tune::error when the lengths differ or there are no pairs.
+RunoffStats decide_runoff(const std::vector<double>& incumbent_ms,
+                          const std::vector<double>& challenger_ms, const RunoffPolicy& policy,
+                          std::string incumbent_id, std::string challenger_id);
+
+}  // namespace tune
