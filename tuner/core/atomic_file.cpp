@@ -1,0 +1,102 @@
+#include <tuner/core/atomic_file.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <system_error>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <tuner/core/result.hpp>
+
+namespace tune {
+namespace {
+
+std::string errno_text(int err) {
+  return std::generic_category().message(err);
+}
+
+// Closes the descriptor and removes the temporary file unless released.
+class TempFile {
+ public:
+  TempFile(std::filesystem::path path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!released_) {
+      std::error_code ec;
+      std::filesystem::remove(path_, ec);
+    }
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  int fd() const { return fd_; }
+  void close_fd() {
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0)
+      throw error("cannot close '" + path_.string() + "': " + errno_text(errno));
+  }
+  void release() { released_ = true; }
+
+ private:
+  std::filesystem::path path_;
+  int fd_;
+  bool released_ = false;
+};
+
+void fsync_directory(const std::filesystem::path& dir) {
+  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;  // some file systems cannot open directories; the rename still happened
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view data,
+                       std::string_view fault_point) {
+  static std::atomic<unsigned> counter{0};
+  std::filesystem::path dir = path.parent_path();
+  if (!dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw error("cannot create directory '" + dir.string() + "': " + ec.message());
+  }
+  // The temporary name is unique per process and call, and hidden, so that globbing readers
+  // never pick it up.
+  std::filesystem::path tmp =
+      dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
+             std::to_string(counter.fetch_add(1)));
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw error("cannot create '" + tmp.string() + "': " + errno_text(errno));
+  TempFile file(tmp, fd);
+  const char* p = data.data();
+  std::size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::write(file.fd(), p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw error("cannot write '" + tmp.string() + "': " + errno_text(errno));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(file.fd()) != 0)
+    throw error("cannot sync '" + tmp.string() + "': " + errno_text(errno));
+  file.close_fd();
+  if (!fault_point.empty()) {
+    const char* inject = std::getenv("TUNE_FAULT_INJECT");
+    if (inject != nullptr && std::string(inject) == std::string(fault_point) + "-before-rename")
+      std::_Exit(70);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0)
+    throw error("cannot rename '" + tmp.string() + "' to '" + path.string() +
+                "': " + errno_text(errno));
+  file.release();
+  fsync_directory(dir);
+}
+
+}  // namespace tune
