@@ -1,0 +1,136 @@
+// The search (REFERENCE.md "The search"): prune, open the log, read the resume state, measure
+// the declared incumbents (whatever the budget), then visit the rest of the space in
+// enumeration order, checking the budget between candidates. This file holds the objective
+// path, where the caller measures a whole configuration (`Objective`) and the best config is
+// the best sequential median: there is no runoff on this path.
+//
+// Example:
+//   MyObjective objective(configs);
+//   result<Output> out = Autotuner("engine_prefill")
+//                            .arch("sm_90")
+//                            .log("prefill.trials.jsonl")
+//                            .require({current_default})
+//                            .run_objective(objective);
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tuner/core/config.hpp>
+#include <tuner/core/result.hpp>
+#include <tuner/core/trial.hpp>
+#include <tuner/core/trial_log.hpp>
+
+namespace tune {
+
+/// An end-to-end objective: the caller owns the measurement (a whole request, a whole program)
+/// and the search provides logging, resume, incumbents and the budget.
+class Objective {
+ public:
+  virtual ~Objective() = default;
+  /// The space, in enumeration order. Must stay the same for the whole run.
+  virtual const std::vector<Config>& configs() = 0;
+  /// Applies `configs()[index]` and measures it. Return `Trial::measured` or `Trial::invalid`
+  /// (the config, phase and time are filled in by the search when left empty). An exception
+  /// stops the run: nothing is logged for this candidate and the log stays consistent.
+  virtual Trial measure(std::size_t index) = 0;
+  /// Seconds of budget the objective has left, checked between candidates; nullopt for no
+  /// limit of its own. Zero or less ends the search (incumbents are measured regardless).
+  virtual std::optional<double> budget_remaining() { return std::nullopt; }
+  /// The candidate's cache key, when the objective has one: a logged trial is adopted on
+  /// resume only when its key equals this one.
+  virtual std::optional<std::string> cache_key(std::size_t /*index*/) { return std::nullopt; }
+};
+
+/// What a run found.
+struct Output {
+  /// One trial per config visited, adopted from the log or measured now: incumbents first (in
+  /// declaration order), then the searcher's candidates in enumeration order.
+  std::vector<Trial> trials;
+  /// The best measured config (lowest median; highest score when maximizing; the earlier
+  /// trial on a tie, so an incumbent keeps its place); nullopt when nothing was measured valid
+  /// or an incumbent failed.
+  std::optional<Config> best;
+  /// Index into `trials` of the best trial (set exactly when `best` is).
+  std::optional<std::size_t> best_index;
+  /// Set when a freshly measured incumbent came back invalid, and the run stopped before the
+  /// search: `incumbent <id> failed: <reason>; cannot guarantee the winner beat it`.
+  std::optional<std::string> incumbent_failure;
+  /// How many of `trials` were adopted from the log rather than measured.
+  std::size_t resumed = 0;
+  /// Whether the budget ran out before every candidate was visited.
+  bool budget_exhausted = false;
+  /// Warnings of the log (skipped or repaired lines).
+  std::vector<std::string> warnings;
+};
+
+/// One step of a run, for progress displays.
+struct Progress {
+  std::size_t done = 0;   ///< trials taken so far, this one included
+  std::size_t total = 0;  ///< configs in the (pruned) space
+  const Trial& trial;
+  bool resumed = false;  ///< adopted from the log, not measured now
+};
+
+/// The search builder. Setters return `*this`; `run_objective` runs it.
+class Autotuner {
+ public:
+  /// `name` heads the log (`tuner`), e.g. `<kernel>/<bucket>`.
+  explicit Autotuner(std::string name);
+
+  /// The space of the closure path. `run_objective` takes its space from the objective.
+  Autotuner& configs(std::vector<Config> configs);
+  /// Keeps only configs for which `keep` returns true (applied before anything else).
+  Autotuner& prune(std::function<bool(const Config&)> keep);
+  /// Declared incumbents: each must be in the pruned space (matched by id, duplicates once)
+  /// and is measured before the search, whatever the budget.
+  Autotuner& require(std::vector<Config> incumbents);
+  /// Wall-clock budget of the run in seconds, from the start of `run_objective`, checked
+  /// between candidates. Without it only the objective's own budget applies.
+  Autotuner& budget(double seconds);
+  /// The architecture, recorded in the log header (a log of another arch is refused).
+  Autotuner& arch(std::string arch);
+  /// Makes the run resumable through this trial log.
+  Autotuner& log(std::filesystem::path path);
+  /// The space hash in the log header. Default: the pruned space's hash
+  /// (`Space::pruned_space_hash`).
+  Autotuner& space_hash(std::string hash);
+  /// Source hash and toolchain fingerprint in the log header (compared when both sides have
+  /// them).
+  Autotuner& source_hash(std::string hash);
+  Autotuner& toolchain(std::string fingerprint);
+  /// Higher is better: `median_ms` holds a score. Logged in the header, so that a minimizing
+  /// and a maximizing run never share a log.
+  Autotuner& maximize(bool on = true);
+  /// Called after each trial is adopted or measured (and logged).
+  Autotuner& on_progress(std::function<void(const Progress&)> fn);
+  /// Called with each warning as it arises (they are also collected in `Output::warnings`).
+  Autotuner& on_warning(std::function<void(const std::string&)> fn);
+
+  /// Runs the search over `objective.configs()`. Returns a diagnostic, before anything is
+  /// measured, for a refused log or a required config not in the pruned space; a failing
+  /// incumbent is reported in `Output::incumbent_failure`. Throws tune::error on I/O failure
+  /// and lets the objective's exceptions through.
+  result<Output> run_objective(Objective& objective);
+
+ private:
+  std::string name_;
+  std::optional<std::vector<Config>> configs_;
+  std::function<bool(const Config&)> prune_;
+  std::vector<Config> require_;
+  std::optional<double> budget_s_;
+  std::string arch_;
+  std::optional<std::filesystem::path> log_path_;
+  std::optional<std::string> space_hash_;
+  std::optional<std::string> source_hash_;
+  std::optional<std::string> toolchain_;
+  bool maximize_ = false;
+  std::function<void(const Progress&)> on_progress_;
+  std::function<void(const std::string&)> on_warning_;
+};
+
+}  // namespace tune

@@ -1,0 +1,108 @@
+// A trial is one measurement of one config: its state (measured, with timings, or invalid, with
+// a reason) and what explains it (cache key, phase, device, time, warnings). Trials are data:
+// a candidate that fails to compile, launch or measure becomes an invalid trial, never an
+// exception out of the search. Each trial is one JSON line of the trial log
+// (docs/interfaces.md "Trial log").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <tuner/core/config.hpp>
+#include <tuner/core/result.hpp>
+
+namespace tune {
+
+/// Why a trial was taken: a declared incumbent, a searcher's candidate, or a finalist of the
+/// paired runoff.
+enum class Phase { required, search, runoff };
+
+/// `required`, `search` or `runoff`.
+std::string_view to_string(Phase phase);
+/// The phase named `text`, or nullopt.
+std::optional<Phase> parse_phase(std::string_view text);
+
+/// A valid measurement. Times in milliseconds (with a maximizing objective `median_ms` holds
+/// the score, higher is better); `reps` is the number of timed repetitions behind them.
+struct MeasuredState {
+  double median_ms = 0;
+  double min_ms = 0;
+  std::int64_t reps = 0;
+  friend bool operator==(const MeasuredState&, const MeasuredState&) = default;
+};
+
+/// A candidate that could not be measured; `reason` says why (lowercase, no final period).
+struct InvalidState {
+  std::string reason;
+  friend bool operator==(const InvalidState&, const InvalidState&) = default;
+};
+
+/// The outcome of a trial: timings, or the reason it has none.
+struct TrialState {
+  using Measured = MeasuredState;
+  using Invalid = InvalidState;
+
+  std::variant<Measured, Invalid> value{InvalidState{"not measured"}};
+
+  bool is_measured() const noexcept { return value.index() == 0; }
+  /// The timings, or nullptr when invalid.
+  const Measured* measured() const noexcept { return std::get_if<Measured>(&value); }
+  /// The reason, or nullptr when measured.
+  const Invalid* invalid() const noexcept { return std::get_if<Invalid>(&value); }
+
+  friend bool operator==(const TrialState&, const TrialState&) = default;
+};
+
+/// One measurement of one config, as logged.
+struct Trial {
+  Config config;
+  TrialState state;
+  /// The candidate's cache key when its objective supplies one (resume compares it).
+  std::optional<std::string> cache_key;
+  Phase phase = Phase::search;
+  /// The device that measured it, when known (`NVIDIA H200`).
+  std::optional<std::string> device;
+  /// When it was taken: UTC ISO-8601 (`2026-11-29T10:00:00Z`); empty until stamped.
+  std::string time;
+  /// What may have disturbed it (a busy or throttling GPU); never a reason to reject it.
+  std::vector<std::string> warnings;
+  /// Whether its timings are per launch of a batch (a CUDA graph of several launches).
+  bool batched = false;
+  /// A runoff trial's statistics (see docs/interfaces.md "Record"); null otherwise.
+  nlohmann::json runoff;
+
+  /// A measured trial, or an invalid one when the timings are not usable: a non-finite or
+  /// non-positive median or min, or fewer than one rep (the reason names the value). The
+  /// config and the other fields are left for the caller to fill.
+  static Trial measured(double median_ms, double min_ms, std::int64_t reps);
+  /// An invalid trial with `reason`.
+  static Trial invalid(std::string reason);
+
+  bool is_measured() const noexcept { return state.is_measured(); }
+  /// The config's canonical id.
+  std::string id() const { return config.id(); }
+
+  friend bool operator==(const Trial&, const Trial&) = default;
+};
+
+/// The current time as UTC ISO-8601 with seconds (`2026-11-29T10:00:00Z`).
+std::string utc_now_iso8601();
+
+/// The trial as one JSON object (keys sorted by nlohmann::json): `config_id`, `params`,
+/// `cache_key`, `state` and its fields, `phase`, `device`, `time`, `warnings`, `batched`, and
+/// `runoff` when present.
+nlohmann::json to_json(const Trial& trial);
+/// The trial as one line of the log: compact JSON, no trailing newline.
+std::string to_json_line(const Trial& trial);
+/// Reads a trial back. The message (no path or line: the log adds them) names what is missing
+/// or wrong, including a `config_id` that does not match its `params`. Unknown fields are
+/// ignored.
+result<Trial> trial_from_json(const nlohmann::json& j);
+
+}  // namespace tune

@@ -1,0 +1,284 @@
+#include <tuner/core/trial_log.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+namespace tune {
+
+nlohmann::json to_json(const LogHeader& h) {
+  auto opt = [](const std::optional<std::string>& s) {
+    return s ? nlohmann::json(*s) : nlohmann::json();
+  };
+  return nlohmann::json{{"log_schema", h.log_schema},        {"tuner", h.tuner},
+                        {"space_hash", h.space_hash},        {"arch", h.arch},
+                        {"source_hash", opt(h.source_hash)}, {"toolchain", opt(h.toolchain)},
+                        {"objective", h.objective}};
+}
+
+result<LogHeader> header_from_json(const nlohmann::json& j) {
+  auto bad = [](std::string message) { return fail("", 0, 0, std::move(message)); };
+  if (!j.is_object()) return bad("the header must be a JSON object");
+  LogHeader h;
+  auto schema = j.find("log_schema");
+  if (schema == j.end() || !schema->is_number_integer())
+    return bad("the header has no integer 'log_schema'");
+  h.log_schema = schema->get<int>();
+  for (auto [key, field] : {std::pair{"tuner", &h.tuner}, std::pair{"space_hash", &h.space_hash},
+                            std::pair{"arch", &h.arch}}) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_string())
+      return bad(fmt::format("the header's '{}' must be a string", key));
+    *field = it->get<std::string>();
+  }
+  for (auto [key, field] :
+       {std::pair{"source_hash", &h.source_hash}, std::pair{"toolchain", &h.toolchain}}) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) continue;
+    if (!it->is_string())
+      return bad(fmt::format("the header's '{}' must be a string or null", key));
+    *field = it->get<std::string>();
+  }
+  if (auto it = j.find("objective"); it != j.end() && !it->is_null()) {
+    if (!it->is_string() || (*it != "minimize" && *it != "maximize"))
+      return bad("the header's 'objective' must be 'minimize' or 'maximize'");
+    h.objective = it->get<std::string>();
+  }
+  return h;
+}
+
+std::vector<std::string> header_differences(const LogHeader& logged, const LogHeader& expected) {
+  std::vector<std::string> out;
+  auto diff = [&out](const char* field, const std::string& a, const std::string& b) {
+    if (a != b) out.push_back(fmt::format("{} '{}' (log) vs '{}' (this run)", field, a, b));
+  };
+  if (logged.log_schema != expected.log_schema)
+    out.push_back(fmt::format("log_schema {} (log) vs {} (this run)", logged.log_schema,
+                              expected.log_schema));
+  diff("tuner", logged.tuner, expected.tuner);
+  diff("space_hash", logged.space_hash, expected.space_hash);
+  diff("arch", logged.arch, expected.arch);
+  if (logged.source_hash && expected.source_hash)
+    diff("source_hash", *logged.source_hash, *expected.source_hash);
+  if (logged.toolchain && expected.toolchain)
+    diff("toolchain", *logged.toolchain, *expected.toolchain);
+  diff("objective", logged.objective, expected.objective);
+  return out;
+}
+
+namespace {
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+std::string read_all(int fd, const std::filesystem::path& path) {
+  std::string text;
+  char buf[1 << 16];
+  off_t off = 0;
+  for (;;) {
+    ssize_t n = ::pread(fd, buf, sizeof buf, off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw error(fmt::format("cannot read '{}': {}", path.string(), errno_text()));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    off += n;
+  }
+  return text;
+}
+
+// Writes all of `data` at the end of `fd` (opened O_APPEND) in one call and syncs it; on a
+// short write cuts the file back to `old_size`. Throws tune::error naming `path`.
+void append_line(int fd, const std::filesystem::path& path, std::uint64_t old_size,
+                 const std::string& data) {
+  ssize_t n;
+  do {
+    n = ::write(fd, data.data(), data.size());
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(data.size())) {
+    std::string why = n < 0 ? errno_text() : "short write";
+    if (::ftruncate(fd, static_cast<off_t>(old_size)) != 0) {
+      // Nothing more to do: the torn line is repaired at the next open.
+    }
+    throw error(fmt::format("cannot append to '{}': {}", path.string(), why));
+  }
+  if (::fdatasync(fd) != 0)
+    throw error(fmt::format("cannot sync '{}': {}", path.string(), errno_text()));
+}
+
+void truncate_to(int fd, const std::filesystem::path& path, std::uint64_t size) {
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0 || ::fdatasync(fd) != 0)
+    throw error(fmt::format("cannot repair '{}': {}", path.string(), errno_text()));
+}
+
+}  // namespace
+
+result<TrialLog> TrialLog::open(const std::filesystem::path& path, const LogHeader& header) {
+  const std::string where = path.string();
+  if (path.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec)
+      throw error(fmt::format("cannot create directory '{}': {}", path.parent_path().string(),
+                              ec.message()));
+  }
+  result<FileLock> lock = FileLock::try_lock(path, "log");
+  if (!lock) return fail(lock.error());
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw error(fmt::format("cannot open '{}': {}", where, errno_text()));
+  TrialLog log(path, std::move(*lock), fd);
+  log.header_ = header;
+  const std::string text = read_all(fd, path);
+  const std::string header_line = to_json(header).dump() + "\n";
+
+  auto refuse_mismatch = [&](const std::vector<std::string>& diffs) {
+    std::string list;
+    for (const auto& d : diffs)
+      list += (list.empty() ? "" : ", ") + d;
+    return fail(where, 1, 0,
+                fmt::format("log belongs to another search: {}; it was left untouched: move it "
+                            "away or use another log path",
+                            list));
+  };
+  // A header line: valid and ours, or the reason to refuse the log.
+  auto check_header = [&](std::string_view line) -> std::optional<unexpected_diag> {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded())
+      return fail(where, 1, 0, "not a trial log: the first line is not valid JSON");
+    result<LogHeader> logged = header_from_json(j);
+    if (!logged) {
+      // A header of another schema may not have our fields; the schema alone says enough.
+      auto schema = j.is_object() ? j.find("log_schema") : j.end();
+      if (j.is_object() && schema != j.end() && schema->is_number_integer() &&
+          *schema != header.log_schema)
+        return refuse_mismatch({fmt::format("log_schema {} (log) vs {} (this run)",
+                                            schema->get<long>(), header.log_schema)});
+      return fail(where, 1, 0, "not a trial log: " + logged.error().message);
+    }
+    std::vector<std::string> diffs = header_differences(*logged, header);
+    if (!diffs.empty()) return refuse_mismatch(diffs);
+    return std::nullopt;
+  };
+
+  const std::size_t first_nl = text.find('\n');
+  if (first_nl == std::string::npos) {
+    // Empty, or a header whose write was cut short: nothing else can be in the file.
+    if (!text.empty()) {
+      nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (!j.is_discarded()) {
+        if (auto refusal = check_header(text)) return *refusal;
+      } else if (text.front() != '{') {
+        return fail(where, 1, 0, "not a trial log: the first line is not valid JSON");
+      }
+      log.warnings_.push_back(
+          fmt::format("{}:1: warning: replaced a torn header (the log held nothing else)", where));
+      truncate_to(fd, path, 0);
+    }
+    append_line(fd, path, 0, header_line);
+    log.size_ = header_line.size();
+    return log;
+  }
+  if (auto refusal = check_header(std::string_view(text).substr(0, first_nl))) return *refusal;
+
+  std::size_t pos = first_nl + 1;
+  int line_no = 1;
+  while (pos < text.size()) {
+    ++line_no;
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) {
+      // The last write was cut short: drop the partial line so the next append starts clean.
+      log.warnings_.push_back(fmt::format(
+          "{}:{}: warning: removed a torn last line (an interrupted write)", where, line_no));
+      truncate_to(fd, path, pos);
+      break;
+    }
+    std::string_view line = std::string_view(text).substr(pos, nl - pos);
+    pos = nl + 1;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+      log.warnings_.push_back(
+          fmt::format("{}:{}: warning: skipped a line that is not valid JSON", where, line_no));
+      continue;
+    }
+    result<Trial> trial = trial_from_json(j);
+    if (!trial) {
+      log.warnings_.push_back(fmt::format("{}:{}: warning: skipped an unreadable trial: {}", where,
+                                          line_no, trial.error().message));
+      continue;
+    }
+    log.trials_.push_back(std::move(*trial));
+  }
+  log.size_ = std::min<std::uint64_t>(pos, text.size());
+  return log;
+}
+
+TrialLog::TrialLog(TrialLog&& other) noexcept
+    : path_(std::move(other.path_)),
+      lock_(std::move(other.lock_)),
+      fd_(std::exchange(other.fd_, -1)),
+      size_(other.size_),
+      header_(std::move(other.header_)),
+      trials_(std::move(other.trials_)),
+      warnings_(std::move(other.warnings_)) {}
+
+TrialLog& TrialLog::operator=(TrialLog&& other) noexcept {
+  if (this != &other) {
+    close();
+    path_ = std::move(other.path_);
+    lock_ = std::move(other.lock_);
+    fd_ = std::exchange(other.fd_, -1);
+    size_ = other.size_;
+    header_ = std::move(other.header_);
+    trials_ = std::move(other.trials_);
+    warnings_ = std::move(other.warnings_);
+  }
+  return *this;
+}
+
+TrialLog::~TrialLog() {
+  close();
+}
+
+void TrialLog::close() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  lock_.unlock();
+}
+
+void TrialLog::append(const Trial& trial) {
+  if (fd_ < 0) throw error(fmt::format("append to a closed log '{}'", path_.string()));
+  std::string line = to_json_line(trial) + "\n";
+  append_line(fd_, path_, size_, line);
+  size_ += line.size();
+}
+
+std::map<std::string, Trial> adoptable_trials(const std::vector<Trial>& logged,
+                                              const std::vector<Config>& configs,
+                                              const std::vector<std::optional<std::string>>* keys) {
+  std::unordered_map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    index.emplace(configs[i].id(), i);
+  std::map<std::string, Trial> out;
+  for (const Trial& t : logged) {
+    if (!t.is_measured() || t.phase == Phase::runoff) continue;
+    std::string id = t.id();
+    auto it = index.find(id);
+    if (it == index.end()) continue;
+    if (keys != nullptr && it->second < keys->size()) {
+      const std::optional<std::string>& key = (*keys)[it->second];
+      if (key && t.cache_key != key) continue;
+    }
+    out.insert_or_assign(std::move(id), t);
+  }
+  return out;
+}
+
+}  // namespace tune
