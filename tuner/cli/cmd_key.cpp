@@ -1,19 +1,114 @@
-// Placeholder until this subcommand lands.
+// `tuner key --manifest M --config ID [--arch A] [--explain] [--json]`: a candidate's cache key.
+//
+// Prints the digest on one line. --explain then lists every input that went into it, in digest
+// order: the key schema, the keyed nvcc argument vector, the generated params header (with
+// params_as = "constexpr"), each file with its name and SHA-256, and the toolchain. --json prints
+// {"schema", "digest", "inputs": [{"name", "value"}], "dependencies": [absolute paths]}.
+// Exit codes: 0 printed, 2 bad input (manifest, space, arch or config), 3 nvcc cannot be run.
 #include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/core/verify.hpp>
 
 namespace tune::cli {
 
-void add_key_command(CLI::App& app, Run& run) {
-  auto* sub = app.add_subcommand("key", "print a candidate's cache key");
-  sub->allow_extras();
-  sub->callback([&run] {
-    run = [] {
-      std::fputs("tuner key: error: not implemented yet\n", stderr);
+namespace {
+
+struct KeyOptions {
+  std::string manifest;
+  std::string config;
+  std::string arch;
+  bool explain = false;
+  bool json = false;
+};
+
+int run_key(const KeyOptions& opt) {
+  result<KernelBuild> build = load_kernel_build(opt.manifest);
+  if (!build) {
+    fmt::print(stderr, "{}\n", build.error().str());
+    return exit_bad_input;
+  }
+  const Manifest& m = build->manifest;
+  std::string arch = opt.arch;
+  if (arch.empty()) {
+    if (m.archs.size() != 1) {
+      std::string names;
+      for (const auto& a : m.archs)
+        names += (names.empty() ? "'" : ", '") + a + "'";
+      fmt::print(stderr,
+                 "tuner key: error: kernel '{}' declares several archs ({}): choose one with "
+                 "--arch\n",
+                 m.kernel, names);
       return exit_bad_input;
-    };
-  });
+    }
+    arch = m.archs[0];
+  } else if (result<std::filesystem::path> p = m.record_path(arch); !p) {
+    fmt::print(stderr, "{}\n", p.error().str());
+    return exit_bad_input;
+  }
+  const Config* config = find_config(build->space.all_configs(), opt.config);
+  if (config == nullptr) {
+    fmt::print(stderr, "tuner key: error: config '{}' is not in the space '{}'\n", opt.config,
+               m.space.string());
+    return exit_bad_input;
+  }
+  CacheKeyer keyer(m, build->space.params_as());
+  CacheKey key = keyer.key(*config, arch);
+  if (opt.json) {
+    nlohmann::json j;
+    j["schema"] = key.schema;
+    j["digest"] = key.digest;
+    j["config_id"] = config->id();
+    j["arch"] = arch;
+    j["inputs"] = nlohmann::json::array();
+    for (const auto& [name, value] : key.inputs)
+      j["inputs"].push_back({{"name", name}, {"value", value}});
+    j["dependencies"] = nlohmann::json::array();
+    for (const auto& d : key.dependencies)
+      j["dependencies"].push_back(d.string());
+    fmt::print("{}\n", j.dump(2));
+    return exit_ok;
+  }
+  fmt::print("{}\n", key.digest);
+  if (opt.explain) {
+    fmt::print("inputs of cache key {}:{} (config {}, {}):\n", key.schema, key.digest, config->id(),
+               arch);
+    for (const auto& [name, value] : key.inputs) {
+      if (name == "params_header") {
+        fmt::print("  {:<14}\n", name);
+        std::size_t pos = 0;
+        while (pos < value.size()) {
+          std::size_t end = value.find('\n', pos);
+          if (end == std::string::npos) end = value.size();
+          fmt::print("    {}\n", value.substr(pos, end - pos));
+          pos = end + 1;
+        }
+      } else {
+        fmt::print("  {:<14}{}\n", name, value);
+      }
+    }
+  }
+  return exit_ok;
+}
+
+}  // namespace
+
+void add_key_command(CLI::App& app, Run& run) {
+  auto opt = std::make_shared<KeyOptions>();
+  auto* sub = app.add_subcommand("key", "print a candidate's cache key (--explain: its inputs)");
+  sub->add_option("--manifest", opt->manifest, "the kernel's manifest.json")->required();
+  sub->add_option("--config", opt->config,
+                  "the config id, e.g. BM=64,LAYOUT=\"row\" (strings may be unquoted)")
+      ->required();
+  sub->add_option("--arch", opt->arch, "the architecture (default: the manifest's only one)");
+  sub->add_flag("--explain", opt->explain, "list every input that went into the key");
+  sub->add_flag("--json", opt->json, "print the key and its inputs as JSON");
+  sub->callback([&run, opt] { run = [opt] { return run_key(*opt); }; });
 }
 
 }  // namespace tune::cli

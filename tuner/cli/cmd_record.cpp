@@ -1,19 +1,168 @@
-// Placeholder until this subcommand lands.
+// `tuner record set --manifest M --bucket B --config ID [--arch A]`: pins a config as a bucket's
+// winner without measuring. The entry carries the config's real cache key, no median, zero
+// samples and `"source": "pinned"`; a config outside the bucket's pruned space is refused. The
+// whole record is rewritten atomically with the current provenance (created when missing).
+// Prints `<record>: pinned bucket '<B>' to <id> (cache key k1:<digest>)`.
+// Exit codes: 0 pinned, 2 bad input (manifest, space, arch, bucket, config, an unreadable
+// record or one of another kernel), 3 nvcc cannot be run or the record cannot be written.
 #include <cstdio>
+#include <ctime>
+#include <memory>
+#include <string>
+
+#include <fmt/core.h>
+#include <unistd.h>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/core/verify.hpp>
 
 namespace tune::cli {
 
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RecordSetOptions {
+  std::string manifest;
+  std::string bucket;
+  std::string config;
+  std::string arch;
+};
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return {};
+  return buf;
+}
+
+std::string today_utc() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+int run_record_set(const RecordSetOptions& opt) {
+  result<KernelBuild> build = load_kernel_build(opt.manifest);
+  if (!build) {
+    fmt::print(stderr, "{}\n", build.error().str());
+    return exit_bad_input;
+  }
+  const Manifest& m = build->manifest;
+  const Space& space = build->space;
+  std::string arch = opt.arch;
+  if (arch.empty()) {
+    if (m.archs.size() != 1) {
+      fmt::print(stderr,
+                 "tuner record set: error: kernel '{}' declares {} archs: choose one with "
+                 "--arch\n",
+                 m.kernel, m.archs.size());
+      return exit_bad_input;
+    }
+    arch = m.archs[0];
+  }
+  result<fs::path> path = m.record_path(arch);
+  if (!path) {
+    fmt::print(stderr, "{}\n", path.error().str());
+    return exit_bad_input;
+  }
+  const Bucket* bucket = space.bucket(opt.bucket);
+  if (bucket == nullptr) {
+    std::string names;
+    for (const auto& b : space.buckets())
+      names += (names.empty() ? "'" : ", '") + b.name + "'";
+    fmt::print(stderr, "tuner record set: error: no bucket '{}' in the space '{}' (buckets: {})\n",
+               opt.bucket, m.space.string(), names);
+    return exit_bad_input;
+  }
+  result<std::vector<Config>> pruned = space.configs(*bucket);
+  if (!pruned) {
+    fmt::print(stderr, "{}\n", pruned.error().str());
+    return exit_bad_input;
+  }
+  const Config* config = find_config(*pruned, opt.config);
+  if (config == nullptr) {
+    if (find_config(space.all_configs(), opt.config) != nullptr)
+      fmt::print(stderr,
+                 "tuner record set: error: config '{}' is pruned from bucket '{}': pin one of "
+                 "its {} configs (tuner space {} --bucket '{}' lists them)\n",
+                 opt.config, opt.bucket, pruned->size(), m.space.string(), opt.bucket);
+    else
+      fmt::print(stderr, "tuner record set: error: config '{}' is not in the space '{}'\n",
+                 opt.config, m.space.string());
+    return exit_bad_input;
+  }
+
+  CacheKeyer keyer(m, space.params_as());
+  result<Workspace> w = current_workspace(m, space, arch, keyer.toolchain());
+  if (!w) {
+    fmt::print(stderr, "{}\n", w.error().str());
+    return exit_bad_input;
+  }
+  std::string label = display_path(m, *path);
+  Record record;
+  std::error_code ec;
+  if (fs::exists(*path, ec)) {
+    result<Record> loaded = Record::load(*path);
+    if (!loaded) {
+      fmt::print(stderr, "{}\n", loaded.error().str());
+      return exit_bad_input;
+    }
+    if (loaded->schema_version != record_schema_version || loaded->kernel != m.kernel ||
+        loaded->arch != arch) {
+      fmt::print(stderr,
+                 "tuner record set: error: '{}' is a record of schema {} for kernel '{}' arch "
+                 "'{}', not of schema {} for '{}' '{}': move it away or fix the manifest\n",
+                 label, loaded->schema_version, loaded->kernel, loaded->arch, record_schema_version,
+                 m.kernel, arch);
+      return exit_bad_input;
+    }
+    record = std::move(*loaded);
+    // The provenance becomes the current one; entries pinned or tuned against another source,
+    // space or toolchain keep their old keys, so verification still names them.
+    record.source_hash = w->source_hash;
+    record.space_hash = w->space_hash;
+    record.toolchain = w->toolchain;
+    record.tuner_version = w->tuner_version;
+  } else {
+    record = Record(*w);
+    std::string host = host_name();
+    if (!host.empty()) record.context.machine = host;
+    record.context.date = today_utc();
+  }
+  RecordEntry entry;
+  entry.bucket = bucket->name;
+  entry.pruned_space_hash = w->bucket(bucket->name)->pruned_space_hash;
+  entry.config = *config;
+  entry.median_ms.reset();
+  entry.samples = 0;
+  CacheKey key = keyer.key(*config, arch);
+  entry.cache_key = L2Key{key.schema, key.digest};
+  entry.source = "pinned";
+  record.insert(std::move(entry));
+  record.save(*path);
+  fmt::print("{}: pinned bucket '{}' to {} (cache key {}:{})\n", label, bucket->name, config->id(),
+             key.schema, key.digest);
+  return exit_ok;
+}
+
+}  // namespace
+
 void add_record_command(CLI::App& app, Run& run) {
   auto* sub = app.add_subcommand("record", "edit a record without measuring (record set)");
-  sub->allow_extras();
-  sub->callback([&run] {
-    run = [] {
-      std::fputs("tuner record: error: not implemented yet\n", stderr);
-      return exit_bad_input;
-    };
-  });
+  sub->require_subcommand(1);
+  auto opt = std::make_shared<RecordSetOptions>();
+  auto* set = sub->add_subcommand(
+      "set", "pin a config as a bucket's winner without measuring (the entry says pinned)");
+  set->add_option("--manifest", opt->manifest, "the kernel's manifest.json")->required();
+  set->add_option("--bucket", opt->bucket, "the bucket label, exactly")->required();
+  set->add_option("--config", opt->config,
+                  "the config id, e.g. BM=64,LAYOUT=\"row\" (strings may be unquoted)")
+      ->required();
+  set->add_option("--arch", opt->arch, "the architecture (default: the manifest's only one)");
+  set->callback([&run, opt] { run = [opt] { return run_record_set(*opt); }; });
 }
 
 }  // namespace tune::cli

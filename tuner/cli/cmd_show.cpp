@@ -1,19 +1,209 @@
-// Placeholder until this subcommand lands.
+// `tuner show <record.json | trials.jsonl> [--json]`: a record or a trial log as a table.
+//
+// A record: its provenance, then one row per bucket (bucket, config, median_ms, samples,
+// source, runoff outcome, cache key shortened to 12 hex digits). A trial log (`.jsonl`, or a
+// first line with `log_schema`): its header, one row per trial (config, state, median_ms,
+// min_ms, reps, phase, note: the reason of an invalid trial, `batched`, warnings), and the best
+// measured config. --json prints the record, or {"header", "trials"}, as JSON.
+// Exit codes: 0 shown, 2 a file that does not read as a record or a log.
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/core/record.hpp>
 
 namespace tune::cli {
 
+namespace {
+
+using nlohmann::json;
+using Table = std::vector<std::vector<std::string>>;
+
+struct ShowOptions {
+  std::string file;
+  bool json = false;
+};
+
+// Prints rows with each column padded to its widest cell, two spaces apart, no trailing blanks.
+void print_table(const Table& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], row[i].size());
+    }
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ')
+      line.pop_back();
+    fmt::print("{}\n", line);
+  }
+}
+
+std::string ms(const json& v) {
+  if (!v.is_number()) return "-";
+  return fmt::format("{:.4f}", v.get<double>());
+}
+
+std::string text(const json& obj, const char* name) {
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) return "-";
+  if (it->is_string()) return it->get<std::string>();
+  return it->dump();
+}
+
+int show_record(const ShowOptions& opt, const std::string& content) {
+  result<Record> r = Record::parse(content, opt.file);
+  if (!r) {
+    fmt::print(stderr, "{}\n", r.error().str());
+    return exit_bad_input;
+  }
+  if (opt.json) {
+    fmt::print("{}", r->dump());
+    return exit_ok;
+  }
+  auto ctx = [](const std::optional<std::string>& s) { return s ? *s : std::string("-"); };
+  print_table({{"record", opt.file},
+               {"kernel", r->kernel},
+               {"arch", r->arch},
+               {"schema", std::to_string(r->schema_version)},
+               {"toolchain", r->toolchain},
+               {"tuner", r->tuner_version},
+               {"source_hash", r->source_hash},
+               {"space_hash", r->space_hash},
+               {"device", ctx(r->context.device)},
+               {"driver", ctx(r->context.driver)},
+               {"host_compiler", ctx(r->context.host_compiler)},
+               {"machine", ctx(r->context.machine)},
+               {"date", ctx(r->context.date)}});
+  fmt::print("\n");
+  Table rows{{"bucket", "config", "median_ms", "samples", "source", "runoff", "cache_key"}};
+  for (const auto& e : r->entries()) {
+    std::string runoff = "-";
+    if (e.runoff.is_object()) runoff = text(e.runoff, "outcome");
+    std::string key = "-";
+    if (e.cache_key) key = e.cache_key->schema + ":" + e.cache_key->digest.substr(0, 12);
+    rows.push_back({e.bucket, e.config_id, e.median_ms ? ms(*e.median_ms) : "-",
+                    std::to_string(e.samples), e.source, runoff, key});
+  }
+  print_table(rows);
+  fmt::print("{} {}\n", r->entries().size(), r->entries().size() == 1 ? "entry" : "entries");
+  return exit_ok;
+}
+
+int show_log(const ShowOptions& opt, const std::string& content) {
+  std::istringstream in(content);
+  std::string line;
+  std::optional<json> header;
+  std::vector<json> trials;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      fmt::print(stderr, "{}:{}: warning: unreadable line skipped\n", opt.file, number);
+      continue;
+    }
+    if (!header) {
+      if (!j.contains("log_schema")) {
+        fmt::print(stderr, "{}:1: error: not a trial log: the first line has no 'log_schema'\n",
+                   opt.file);
+        return exit_bad_input;
+      }
+      header = j;
+      continue;
+    }
+    trials.push_back(j);
+  }
+  if (!header) {
+    fmt::print(stderr, "{}: error: an empty trial log (no header line)\n", opt.file);
+    return exit_bad_input;
+  }
+  if (opt.json) {
+    fmt::print("{}\n", json{{"header", *header}, {"trials", trials}}.dump(2));
+    return exit_ok;
+  }
+  print_table({{"log", opt.file},
+               {"tuner", text(*header, "tuner")},
+               {"arch", text(*header, "arch")},
+               {"schema", text(*header, "log_schema")},
+               {"space_hash", text(*header, "space_hash")},
+               {"source_hash", text(*header, "source_hash")},
+               {"toolchain", text(*header, "toolchain")}});
+  fmt::print("\n");
+  Table rows{{"#", "config", "state", "median_ms", "min_ms", "reps", "phase", "note"}};
+  const json* best = nullptr;
+  int measured = 0;
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    const json& t = trials[i];
+    std::string state = text(t, "state");
+    std::vector<std::string> notes;
+    if (state == "invalid") notes.push_back(text(t, "reason"));
+    if (t.value("batched", false)) notes.push_back("batched");
+    if (auto w = t.find("warnings"); w != t.end() && w->is_array())
+      for (const auto& s : *w)
+        notes.push_back(s.is_string() ? s.get<std::string>() : s.dump());
+    std::string note;
+    for (const auto& n : notes)
+      note += (note.empty() ? "" : "; ") + n;
+    rows.push_back({std::to_string(i + 1), text(t, "config_id"), state,
+                    ms(t.value("median_ms", json())), ms(t.value("min_ms", json())),
+                    text(t, "reps"), text(t, "phase"), note});
+    if (state == "measured" && t.value("median_ms", json()).is_number()) {
+      ++measured;
+      if (best == nullptr || t["median_ms"].get<double>() < (*best)["median_ms"].get<double>())
+        best = &t;
+    }
+  }
+  print_table(rows);
+  if (best != nullptr)
+    fmt::print("best: {} ({} ms), {} of {} trials measured\n", text(*best, "config_id"),
+               ms((*best)["median_ms"]), measured, trials.size());
+  else
+    fmt::print("best: none, 0 of {} trials measured\n", trials.size());
+  return exit_ok;
+}
+
+int run_show(const ShowOptions& opt) {
+  std::ifstream in(opt.file, std::ios::binary);
+  if (!in) {
+    fmt::print(stderr, "tuner show: error: cannot read '{}'\n", opt.file);
+    return exit_bad_input;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string content = ss.str();
+  std::string first = content.substr(0, content.find('\n'));
+  bool is_log = opt.file.size() >= 6 && opt.file.compare(opt.file.size() - 6, 6, ".jsonl") == 0;
+  if (!is_log) {
+    json j = json::parse(first, nullptr, false);
+    is_log = !j.is_discarded() && j.is_object() && j.contains("log_schema");
+  }
+  return is_log ? show_log(opt, content) : show_record(opt, content);
+}
+
+}  // namespace
+
 void add_show_command(CLI::App& app, Run& run) {
+  auto opt = std::make_shared<ShowOptions>();
   auto* sub = app.add_subcommand("show", "show a record or a trial log as a table");
-  sub->allow_extras();
-  sub->callback([&run] {
-    run = [] {
-      std::fputs("tuner show: error: not implemented yet\n", stderr);
-      return exit_bad_input;
-    };
-  });
+  sub->add_option("file", opt->file, "a record (.json) or a trial log (.jsonl)")->required();
+  sub->add_flag("--json", opt->json, "print the record or the log as JSON");
+  sub->callback([&run, opt] { run = [opt] { return run_show(*opt); }; });
 }
 
 }  // namespace tune::cli

@@ -1,19 +1,105 @@
-// Placeholder until this subcommand lands.
+// `tuner verify --manifest M [--record R] [--arch A] [--allow-toolchain-drift] [--json]`:
+// verifies a kernel's committed record(s) exactly as the ctest gate does.
+//
+// Every arch of the manifest unless --arch names one; --record overrides the record path (one
+// arch only). A fresh record prints `<record>: fresh (<kernel> <arch>, <n> entries)` on stdout
+// and its warnings on stderr; a stale or missing one prints every reason and the command that
+// re-tunes it on stderr. --json prints {"records": [{"kernel", "arch", "record", "state",
+// "errors", "warnings", "retune"}]} on stdout instead.
+// Exit codes: 0 every record fresh, 1 any stale or missing, 2 bad input (manifest, space, arch,
+// an unreadable record), 3 nvcc cannot be run.
 #include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/core/verify.hpp>
 
 namespace tune::cli {
 
-void add_verify_command(CLI::App& app, Run& run) {
-  auto* sub = app.add_subcommand("verify", "verify a committed record against the current kernel");
-  sub->allow_extras();
-  sub->callback([&run] {
-    run = [] {
-      std::fputs("tuner verify: error: not implemented yet\n", stderr);
+namespace {
+
+struct VerifyCliOptions {
+  std::string manifest;
+  std::string record;
+  std::string arch;
+  bool allow_toolchain_drift = false;
+  bool json = false;
+};
+
+int run_verify(const VerifyCliOptions& opt) {
+  result<KernelBuild> build = load_kernel_build(opt.manifest);
+  if (!build) {
+    fmt::print(stderr, "{}\n", build.error().str());
+    return exit_bad_input;
+  }
+  const Manifest& m = build->manifest;
+  result<std::vector<std::string>> archs = select_archs(m, opt.arch);
+  if (!archs) {
+    fmt::print(stderr, "{}\n", archs.error().str());
+    return exit_bad_input;
+  }
+  if (!opt.record.empty() && archs->size() != 1) {
+    fmt::print(stderr,
+               "tuner verify: error: --record names one record, and kernel '{}' declares {} "
+               "archs: choose one with --arch\n",
+               m.kernel, archs->size());
+    return exit_bad_input;
+  }
+  int rc = exit_ok;
+  nlohmann::json out = {{"records", nlohmann::json::array()}};
+  for (const auto& arch : *archs) {
+    std::filesystem::path path =
+        opt.record.empty() ? m.record_path(arch).value() : std::filesystem::path(opt.record);
+    std::string label = opt.record.empty() ? display_path(m, path) : opt.record;
+    result<Verification> v =
+        verify_kernel_record(*build, arch, path, VerifyOptions{opt.allow_toolchain_drift});
+    if (!v) {
+      fmt::print(stderr, "{}\n", v.error().str());
       return exit_bad_input;
-    };
-  });
+    }
+    if (v->state == RecordState::unreadable)
+      rc = exit_bad_input;
+    else if (!v->ok() && rc == exit_ok)
+      rc = exit_negative;
+    if (opt.json) {
+      out["records"].push_back({{"kernel", m.kernel},
+                                {"arch", arch},
+                                {"record", path.string()},
+                                {"state", std::string(to_string(v->state))},
+                                {"errors", v->errors},
+                                {"warnings", v->warnings},
+                                {"retune", m.retune_command()}});
+      continue;
+    }
+    if (v->state == RecordState::unreadable) {
+      fmt::print(stderr, "{}: error: {}\n", label, v->errors.at(0));
+      continue;
+    }
+    fmt::print(stderr, "{}", v->report(label));
+    if (v->ok())
+      fmt::print("{}: fresh ({} {}, {} entries)\n", label, m.kernel, arch,
+                 v->record->entries().size());
+  }
+  if (opt.json) fmt::print("{}\n", out.dump(2));
+  return rc;
+}
+
+}  // namespace
+
+void add_verify_command(CLI::App& app, Run& run) {
+  auto opt = std::make_shared<VerifyCliOptions>();
+  auto* sub = app.add_subcommand("verify", "verify a kernel's committed record(s)");
+  sub->add_option("--manifest", opt->manifest, "the kernel's manifest.json")->required();
+  sub->add_option("--record", opt->record, "verify this record file instead of the manifest's");
+  sub->add_option("--arch", opt->arch, "only this architecture (default: every one declared)");
+  sub->add_flag("--allow-toolchain-drift", opt->allow_toolchain_drift,
+                "toolchain drift warns instead of failing (cache keys are then not compared)");
+  sub->add_flag("--json", opt->json, "print the outcome as JSON");
+  sub->callback([&run, opt] { run = [opt] { return run_verify(*opt); }; });
 }
 
 }  // namespace tune::cli

@@ -58,6 +58,12 @@ result<Verification> verify_kernel_record(const KernelBuild& build, std::string_
       options);
 }
 
+std::string display_path(const Manifest& manifest, const std::filesystem::path& path) {
+  std::filesystem::path rel = path.lexically_normal().lexically_relative(manifest.project_root);
+  if (rel.empty() || *rel.begin() == "..") return path.string();
+  return rel.string();
+}
+
 const Config* find_config(const std::vector<Config>& configs, std::string_view id) {
   for (const auto& c : configs)
     if (c.id() == id) return &c;

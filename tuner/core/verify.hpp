@@ -43,6 +43,10 @@ result<Verification> verify_kernel_record(const KernelBuild& build, std::string_
                                           const std::filesystem::path& record_path,
                                           const VerifyOptions& options = {});
 
+/// `path` relative to the manifest's project root when it lies under it, else as it is: how
+/// messages name project files.
+std::string display_path(const Manifest& manifest, const std::filesystem::path& path);
+
 /// The config of `configs` whose id is `id`; strings may also be written unquoted
 /// (`LAYOUT=row` finds `LAYOUT="row"`). nullptr when none matches.
 const Config* find_config(const std::vector<Config>& configs, std::string_view id);
