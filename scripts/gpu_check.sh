@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The GPU machine's check, in one command: a fresh build, the GPU test suite (ctest -L gpu) and
+# the timing benchmark (tune's bench against triton.testing.do_bench on the same cubin).
+# Logs go under $OUT when it is set (else out/gpu_check); a summary table is printed last.
+#
+# Needs on the machine: CMake, Ninja, a C++20 compiler, the CUDA toolkit (nvcc), GoogleTest,
+# nlohmann/json, CLI11, fmt, OpenSSL, and python3 with torch, triton and cupy. TOML++ is taken
+# header-only from .deps/include when it is there (carry it; TUNE_TOMLPP_INCLUDE_DIR overrides).
+#
+# Usage: scripts/gpu_check.sh            (from anywhere; GPU_CHECK_DEVICE=N picks the device)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=${OUT:-$root/out/gpu_check}
+mkdir -p "$out"
+build=${GPU_CHECK_BUILD_DIR:-build-gpu}
+device=${GPU_CHECK_DEVICE:-0}
+tomlpp=${TUNE_TOMLPP_INCLUDE_DIR:-$root/.deps/include}
+jobs=$(nproc)
+
+declare -a summary=()
+note() { summary+=("$(printf '%-22s %-6s %s' "$1" "$2" "$3")"); }
+seconds() { echo $(( $(date +%s) - $1 )); }
+
+# The machine, for the record.
+{
+  nvidia-smi || true
+  nvcc --version || true
+  cmake --version | head -1
+  g++ --version | head -1
+  python3 -c 'import torch, triton, cupy; print("torch", torch.__version__, "triton", triton.__version__, "cupy", cupy.__version__)' || true
+} > "$out/machine.txt" 2>&1
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader -i "$device" 2>/dev/null | head -1)
+
+# Configure and build from scratch.
+t0=$(date +%s)
+rm -rf "$build"
+cmake_args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+[[ -f "$tomlpp/toml++/toml.h" ]] && cmake_args+=(-DTUNE_TOMLPP_INCLUDE_DIR="$tomlpp")
+if cmake "${cmake_args[@]}" > "$out/build.log" 2>&1; then
+  # Everything first; if another part of the tree fails to build here, still build what the
+  # GPU check needs, so that the failure is reported beside the GPU results.
+  if cmake --build "$build" -j "$jobs" >> "$out/build.log" 2>&1; then
+    note build ok "all targets, $(seconds "$t0") s"
+  elif cmake --build "$build" -j "$jobs" --target cuda_gpu_test harness_example_test \
+      bench_timing >> "$out/build.log" 2>&1; then
+    note build PART "GPU targets only; the full build failed (build.log)"
+  else
+    note build FAIL "see build.log"
+  fi
+else
+  note configure FAIL "see build.log"
+fi
+tail -30 "$out/build.log" | grep -E 'error|FAILED' | head -10
+
+# The GPU tests.
+t0=$(date +%s)
+export TUNE_TEST_DEVICE=$device
+if [[ -x "$build/tests/gpu/cuda_gpu_test" ]]; then
+  if ctest --test-dir "$build" -L gpu -V --timeout 300 > "$out/ctest_gpu.log" 2>&1; then
+    note "ctest -L gpu" ok "$(grep -E 'tests passed' "$out/ctest_gpu.log"), $(seconds "$t0") s"
+  else
+    note "ctest -L gpu" FAIL "$(grep -E 'tests passed|tests failed' "$out/ctest_gpu.log")"
+  fi
+  # What the tests printed about the device and their timings (ctest -V prefixes test numbers).
+  sed -nE 's/^[0-9]+: ((device |scale_vector|tiny|saxpy|bench warning).*)/\1/p' \
+    "$out/ctest_gpu.log" > "$out/gpu_notes.txt"
+else
+  note "ctest -L gpu" SKIP "not built"
+fi
+
+# The timing benchmark.
+t0=$(date +%s)
+timing_table=""
+if [[ -x "$build/bench/timing/bench_timing" ]]; then
+  if PYTHONUNBUFFERED=1 python3 bench/timing/compare.py --bench "$build/bench/timing/bench_timing" \
+      --cubin "$build/bench/timing/cubin/timing_kernels.cubin" --device "$device" --repeat 10 \
+      --json "$out/timing.json" > "$out/timing.log" 2>&1; then
+    note timing ok "$(seconds "$t0") s, timing.json"
+    timing_table=$(sed -n '/^device: /,$p' "$out/timing.log")
+  else
+    note timing FAIL "see timing.log"
+    tail -15 "$out/timing.log"
+  fi
+else
+  note timing SKIP "bench_timing not built"
+fi
+
+# The CPU suite too, where it was built (the GPU host's compiler and CMake differ from the
+# CPU machines'); bounded, so that the check stays within its time.
+if [[ -d "$build" ]]; then
+  if timeout 150 ctest --test-dir "$build" -LE gpu -j "$jobs" --timeout 120 \
+      > "$out/ctest_cpu.log" 2>&1; then
+    note "ctest -LE gpu" ok "$(grep -E 'tests passed' "$out/ctest_cpu.log")"
+  else
+    note "ctest -LE gpu" FAIL "$(grep -E 'tests passed|tests failed' "$out/ctest_cpu.log" || echo 'timed out')"
+  fi
+fi
+
+{
+  echo
+  echo "== gpu_check summary (${gpu:-no GPU found}) =="
+  printf '%s\n' "${summary[@]}"
+  if grep -q 'tests FAILED' "$out/ctest_gpu.log" 2>/dev/null; then
+    echo
+    sed -nE 's/^[0-9]+: (.*(Failure|error: |Expected|Which is|Value of).*)/\1/p' \
+      "$out/ctest_gpu.log" | head -20
+    sed -n '/The following tests FAILED/,$p' "$out/ctest_gpu.log" | head -10
+  fi
+  if [[ -s "$out/gpu_notes.txt" ]]; then
+    echo
+    cat "$out/gpu_notes.txt"
+  fi
+  if [[ -n "$timing_table" ]]; then
+    echo
+    echo "$timing_table"
+  fi
+  echo
+  echo "logs: $out"
+} | tee "$out/summary.txt"
+
+# Non-zero when anything failed, so the caller sees it without reading the table.
+! printf '%s\n' "${summary[@]}" | grep -qE ' (FAIL|PART|SKIP) '

@@ -1,0 +1,42 @@
+// The harness of the example kernel saxpy.cu (docs/harness.md walks through it).
+#include <tuner/cuda/harness.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+tune::Launch setup(tune::SetupContext& ctx) {
+  // The bucket's shape and the config's params, by name.
+  const std::int64_t n = ctx.shape().int_("N");
+  const std::int64_t block = ctx.params().int_("BLOCK");
+  const std::int64_t items = ctx.params().int_("ITEMS");
+
+  // Inputs: random, never zeros; the host copies are the reference's inputs.
+  tune::DeviceBuffer<float> x(n), y(n), out(n);
+  const std::vector<float> hx = x.fill_random(ctx.rng());
+  const std::vector<float> hy = y.fill_random(ctx.rng());
+  const float a = 1.5f;
+
+  // The candidate's entry, and its launch geometry from the params.
+  tune::Function saxpy = ctx.entry();
+  const auto grid = static_cast<unsigned>((n + block * items - 1) / (block * items));
+  const auto threads = static_cast<unsigned>(block);
+  const int count = static_cast<int>(n);
+
+  // The correctness gate: poison the output, launch once, compare with the host reference.
+  out.poison();
+  saxpy.launch(grid, threads, 0, ctx.stream(), count, a, x, y, out);
+  std::vector<double> reference(hx.size());
+  for (std::size_t i = 0; i < hx.size(); ++i) {
+    reference[i] = static_cast<double>(a) * hx[i] + hy[i];
+  }
+  tune::check_close(out.download(), reference, 1e-6, "out");
+
+  // What the bench times: the buffers are shared handles, captured by value.
+  return [=](CUstream stream) { saxpy.launch(grid, threads, 0, stream, count, a, x, y, out); };
+}
+
+}  // namespace
+
+TUNE_HARNESS(setup)

@@ -1,0 +1,272 @@
+// The CUDA backend's host side, on a machine with no GPU (and none needed): the missing-driver
+// path, the error text of TUNE_CU, the spin kernel's PTX, the kernel cache entry check, and the
+// harness helpers that run on the host (values by name, relative error, quantiles).
+#include <tuner/cuda/bench.hpp>
+#include <tuner/cuda/driver.hpp>
+#include <tuner/cuda/harness.hpp>
+#include <tuner/cuda/module.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <tuner/core/hash.hpp>
+
+namespace tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Runs `statement` and expects a std::exception of type `type` whose what() is `message`.
+#define EXPECT_THROW_MSG(statement, type, message) \
+  do {                                             \
+    try {                                          \
+      statement;                                   \
+      ADD_FAILURE() << "expected " #type;          \
+    } catch (const type& e) {                      \
+      EXPECT_EQ(std::string(e.what()), message);   \
+    }                                              \
+  } while (0)
+
+// ---------------------------------------------------------------------------------------------
+// The driver at run time
+
+TEST(CudaDriverTest, MissingDriverIsOneClearError) {
+  // Even where a driver exists, TUNE_LIBCUDA points the loader at a file that does not.
+  ::setenv("TUNE_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  const std::string expected =
+      "no CUDA driver: /nonexistent/libcuda.so.1 not found (is the NVIDIA driver installed?)";
+  EXPECT_THROW_MSG(driver(), error, expected);
+  // Every later use reports the same error, also through a Context.
+  EXPECT_THROW_MSG(driver(), error, expected);
+  EXPECT_THROW_MSG(Context ctx(0), error, expected);
+  ::unsetenv("TUNE_LIBCUDA");
+}
+
+TEST(CudaDriverTest, DefaultLibraryName) {
+  // Without the override the loader asks for libcuda.so.1 by name. On a machine without a
+  // driver that is the documented message; where a driver exists, it loads.
+  try {
+    detail::load_driver("libcuda.so.1");
+  } catch (const error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "no CUDA driver: libcuda.so.1 not found (is the NVIDIA driver installed?)");
+  }
+}
+
+TEST(CudaDriverTest, LibraryWithoutTheEntryPoints) {
+  EXPECT_THROW_MSG(detail::load_driver("libm.so.6"), error,
+                   "no CUDA driver: libm.so.6 lacks 'cuInit' (a driver older than the CUDA " +
+                       std::to_string(CUDA_VERSION / 1000) + "." +
+                       std::to_string(CUDA_VERSION % 1000 / 10) + " headers tune was built with?)");
+}
+
+TEST(CudaDriverTest, ToolkitStubIsNotADriver) {
+  const std::string stub = TUNE_CUDA_STUB_LIBCUDA;
+  if (!fs::exists(stub)) GTEST_SKIP() << "no stub library at " << stub;
+  // The stub exports every entry point (so all of them bind, versioned names included) and
+  // answers cuInit with CUDA_ERROR_STUB_LIBRARY.
+  auto api = detail::load_driver(stub);
+  ASSERT_NE(api->cuMemAlloc, nullptr);
+  ASSERT_NE(api->cuGraphInstantiate, nullptr);
+  EXPECT_THROW_MSG(detail::init_driver(*api), error,
+                   "no CUDA driver: " + stub +
+                       " is the CUDA toolkit's stub library, not a driver (is the NVIDIA driver "
+                       "installed?)");
+}
+
+TEST(CudaDriverTest, CheckCuNamesTheCallTheResultAndTheLocation) {
+  EXPECT_NO_THROW(TUNE_CU(CUDA_SUCCESS));
+  // Without a loaded driver the result is named by number.
+  EXPECT_THROW_MSG(detail::check_cu(CUDA_ERROR_INVALID_VALUE, "cuMemAlloc(&p, 0)", "x.cpp", 12),
+                   cuda_error, "cuMemAlloc(&p, 0) failed: CUresult 1 at x.cpp:12");
+  try {
+    TUNE_CU(CUDA_ERROR_OUT_OF_MEMORY);
+    ADD_FAILURE() << "expected cuda_error";
+  } catch (const cuda_error& e) {
+    EXPECT_EQ(e.code(), CUDA_ERROR_OUT_OF_MEMORY);
+    EXPECT_EQ(std::string(e.what()).rfind("CUDA_ERROR_OUT_OF_MEMORY failed: CUresult 2 at ", 0), 0u)
+        << e.what();
+  }
+}
+
+TEST(CudaDriverTest, SpinKernelPtxAssembles) {
+  // The driver JIT-compiles this PTX at run time; ptxas checks it here for the GPU we test on.
+  const fs::path dir = fs::temp_directory_path() / ("tune_spin_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  { std::ofstream(dir / "spin.ptx") << spin_kernel_ptx(); }
+  const std::string cmd = std::string("'") + TUNE_PTXAS + "' -arch=sm_90 '" +
+                          (dir / "spin.ptx").string() + "' -o '" + (dir / "spin.cubin").string() +
+                          "'";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  EXPECT_TRUE(fs::exists(dir / "spin.cubin"));
+  fs::remove_all(dir);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel cache entries, as the module loader re-checks them
+
+class CacheEntryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tune_cache_entry_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    write(key_ + ".cubin", cubin_);
+    entry_ = {{"schema_version", 1}, {"key", key_},  {"key_schema", "k1"},
+              {"status", "ok"},      {"reason", ""}, {"cubin_sha256", sha256_hex(cubin_)},
+              {"arch", "sm_90"}};
+    write_entry();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void write(const std::string& name, const std::string& bytes) {
+    std::ofstream(dir_ / name, std::ios::binary) << bytes;
+  }
+  void write_entry() { write(key_ + ".json", entry_.dump()); }
+  std::string why() {
+    std::string cubin;
+    return detail::read_cache_entry(dir_, key_, cubin);
+  }
+
+  fs::path dir_;
+  std::string key_ = "0123abcd";
+  std::string cubin_ = std::string(
+      "\x7f"
+      "ELF fake cubin bytes",
+      21);
+  nlohmann::json entry_;
+};
+
+TEST_F(CacheEntryTest, AValidEntryYieldsItsCubin) {
+  std::string cubin;
+  EXPECT_EQ(detail::read_cache_entry(dir_, key_, cubin), "");
+  EXPECT_EQ(cubin, cubin_);
+}
+
+TEST_F(CacheEntryTest, ACorruptedCubinIsAMiss) {
+  std::string corrupted = cubin_;
+  corrupted[5] ^= 0x20;
+  write(key_ + ".cubin", corrupted);
+  EXPECT_EQ(why(), "cubin SHA-256 is " + sha256_hex(corrupted) + ", the entry says '" +
+                       sha256_hex(cubin_) + "'");
+}
+
+TEST_F(CacheEntryTest, AnEntryOfAnotherKeyIsAMiss) {
+  entry_["key"] = "ffff";
+  write_entry();
+  EXPECT_EQ(why(), "entry names key 'ffff'");
+}
+
+TEST_F(CacheEntryTest, AnotherSchemaIsAMiss) {
+  entry_["schema_version"] = 2;
+  write_entry();
+  EXPECT_EQ(why(), "entry has schema_version 2, expected 1");
+}
+
+TEST_F(CacheEntryTest, AnInvalidCandidateIsAMissWithItsReason) {
+  entry_["status"] = "over_limit";
+  entry_["reason"] = "function 'k' uses 300 registers";
+  write_entry();
+  EXPECT_EQ(why(), "the candidate is invalid (over_limit: function 'k' uses 300 registers)");
+}
+
+TEST_F(CacheEntryTest, MissingFilesAndBadJsonAreMisses) {
+  write(key_ + ".json", "{not json");
+  EXPECT_EQ(why(), "entry '" + (dir_ / (key_ + ".json")).string() + "' is not valid JSON");
+  write_entry();
+  fs::remove(dir_ / (key_ + ".cubin"));
+  EXPECT_EQ(why(), "no cubin '" + (dir_ / (key_ + ".cubin")).string() + "'");
+  fs::remove(dir_ / (key_ + ".json"));
+  EXPECT_EQ(why(), "no entry '" + (dir_ / (key_ + ".json")).string() + "'");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host-side harness helpers
+
+TEST(HarnessValuesTest, ReadsByNameAndNamesWhatIsMissing) {
+  Values shape({{"M", 512}, {"LAYOUT", "row"}}, "shape of bucket 'm<=512'");
+  EXPECT_EQ(shape.int_("M"), 512);
+  EXPECT_EQ(shape.str("LAYOUT"), "row");
+  EXPECT_TRUE(shape.has("M"));
+  EXPECT_FALSE(shape.has("K"));
+  EXPECT_THROW_MSG(shape.int_("K"), error,
+                   "shape of bucket 'm<=512' has no value 'K' (it has: M, LAYOUT)");
+  EXPECT_THROW_MSG(shape.int_("LAYOUT"), error,
+                   "shape of bucket 'm<=512': 'LAYOUT' is a string, not an int");
+  EXPECT_THROW_MSG(shape.str("M"), error, "shape of bucket 'm<=512': 'M' is an int, not a string");
+}
+
+TEST(HarnessCheckTest, RelativeError) {
+  std::vector<float> ref{3, 4};
+  std::vector<float> same{3, 4};
+  std::vector<float> off{3, 4.5f};
+  EXPECT_EQ(relative_error(std::span<const float>(same), std::span<const float>(ref)), 0.0);
+  EXPECT_DOUBLE_EQ(relative_error(std::span<const float>(off), std::span<const float>(ref)), 0.1);
+  // A zero reference: the absolute error.
+  std::vector<double> zeros{0, 0};
+  EXPECT_DOUBLE_EQ(relative_error(std::span<const float>(same), std::span<const double>(zeros)),
+                   5.0);
+  EXPECT_THROW_MSG(relative_error(std::span<const float>(same), std::span<const double>()), error,
+                   "relative_error: output has 2 values, reference 0");
+}
+
+TEST(HarnessCheckTest, NanNeverPasses) {
+  std::vector<float> ref{1, 2, 3};
+  std::vector<float> out{1, std::numeric_limits<float>::quiet_NaN(), 3};
+  EXPECT_TRUE(std::isnan(relative_error(std::span<const float>(out), std::span<const float>(ref))));
+  EXPECT_THROW_MSG(check_close(out, ref, 1e30, "y"), check_error,
+                   "'y' is wrong: relative error nan exceeds 1e+30 (worst at index 1: got nan, "
+                   "expected 2)");
+  std::vector<float> inf{1, 2, std::numeric_limits<float>::infinity()};
+  EXPECT_THROW_MSG(check_close(inf, ref, 1e30, "y"), check_error,
+                   "'y' is wrong: relative error nan exceeds 1e+30 (worst at index 2: got inf, "
+                   "expected 3)");
+}
+
+TEST(HarnessCheckTest, ToleranceAndTheWorstElement) {
+  std::vector<double> ref{1, 1, 1, 1};
+  std::vector<float> out{1, 1.5f, 1, 1.25f};
+  EXPECT_NEAR(check_close(out, ref, 0.5), std::sqrt(0.3125) / 2, 1e-12);
+  EXPECT_THROW_MSG(check_close(out, ref, 1e-5), check_error,
+                   "'output' is wrong: relative error 2.8e-01 exceeds 1e-05 (worst at index 1: "
+                   "got 1.5, expected 1)");
+}
+
+TEST(BenchQuantileTest, InterpolatesLikeNumpy) {
+  std::vector<double> v{4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(quantile(v, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(quantile(v, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(quantile(v, 1.0), 4.0);
+  EXPECT_DOUBLE_EQ(quantile(v, 0.1), 1.3);
+  EXPECT_DOUBLE_EQ(quantile({7}, 0.9), 7.0);
+  EXPECT_TRUE(std::isnan(quantile({}, 0.5)));
+}
+
+TEST(BenchOptionsTest, FromTheSpacesBenchTable) {
+  BenchSettings s;
+  s.warmup_ms = 10;
+  s.rep_ms = 50;
+  s.min_reps = 3;
+  s.max_reps = 30;
+  s.clear_l2 = false;
+  BenchOptions o = BenchOptions::from(s);
+  EXPECT_EQ(o.warmup_ms, 10);
+  EXPECT_EQ(o.rep_ms, 50);
+  EXPECT_EQ(o.min_reps, 3);
+  EXPECT_EQ(o.max_reps, 30);
+  EXPECT_FALSE(o.clear_l2);
+  EXPECT_EQ(o.batching, BenchOptions::Batching::automatic);
+}
+
+}  // namespace
+}  // namespace tune

@@ -1,0 +1,75 @@
+// Device-event timing of a launch closure (DESIGN.md "Measuring and deciding"):
+//
+// - a first launch (errors surface here, lazy module loading happens here), then an estimate
+//   from five timed launches;
+// - warm-up by time (`warmup_ms` of launches, to bring the clocks up);
+// - reps from the rep budget over the estimate, within [min_reps, max_reps];
+// - before every rep, outside the timed window: the L2 flushed by writing a buffer twice the
+//   device's L2 (allocated once per context), then the spin kernel, so that the start event is
+//   never recorded on an idle GPU (an idle GPU adds the launch latency to the first kernel);
+// - kernels estimated under `batch_below_ms` are timed in batches: a CUDA graph of N launches
+//   (stream capture), the L2 flushed once before each batch, reported per launch;
+// - median, min, p10 and p90 of the reps;
+// - warnings for a throttling GPU (NVML clock event reasons, where NVML is available), other
+//   processes on the device, and a large spread.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+#include <vector>
+
+#include <tuner/core/space.hpp>
+#include <tuner/cuda/driver.hpp>
+#include <tuner/cuda/harness.hpp>
+
+namespace tune {
+
+/// How the bench times. The first five are the space's `[bench]` table.
+struct BenchOptions {
+  double warmup_ms = 25;  ///< device time spent on warm-up launches
+  double rep_ms = 100;    ///< device time budget of the timed reps
+  int min_reps = 5;
+  int max_reps = 1000;
+  bool clear_l2 = true;  ///< flush the L2 before every rep (every batch when batched)
+
+  /// When to time in batches of launches captured into a CUDA graph.
+  enum class Batching { automatic, always, never };
+  Batching batching = Batching::automatic;
+  /// With automatic batching, kernels estimated under this are batched (milliseconds).
+  double batch_below_ms = 0.02;
+  /// A batch holds about this much device time (milliseconds), within [2, max_batch] launches.
+  double batch_target_ms = 0.2;
+  int max_batch = 200;
+  /// A spread (p90 - p10) over this fraction of the median is reported as a warning.
+  double spread_warning = 0.10;
+
+  /// The options of a space's `[bench]` table, the rest default.
+  static BenchOptions from(const BenchSettings& settings);
+};
+
+/// What the bench measured. Times in milliseconds, per launch.
+struct BenchResult {
+  double median_ms = 0;
+  double min_ms = 0;
+  double p10_ms = 0;
+  double p90_ms = 0;
+  int reps = 0;          ///< timed reps (batches when batched)
+  bool batched = false;  ///< timed as CUDA graphs of `batch_size` launches
+  int batch_size = 1;
+  std::vector<double> samples_ms;     ///< every rep's time per launch, in order
+  std::vector<std::string> warnings;  ///< throttling, other processes, large spread
+};
+
+/// Times `launch` on `stream` of `ctx` (which must not be the legacy default stream when
+/// batching: graphs are captured from it; `ctx.stream()` is a good choice). `launch` must only
+/// queue work on the stream it is given. Throws tune::error (tune::cuda_error for a failed
+/// launch) when the closure fails, and when a timing is not finite.
+BenchResult bench(Context& ctx, const Launch& launch, CUstream stream,
+                  const BenchOptions& options = {});
+
+/// The `q` quantile (0..1) of `values`, interpolating linearly between order statistics (as
+/// numpy does by default); NaN for no values.
+double quantile(std::vector<double> values, double q);
+
+}  // namespace tune

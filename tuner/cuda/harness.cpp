@@ -1,0 +1,80 @@
+#include <tuner/cuda/harness.hpp>
+
+#include <fmt/format.h>
+
+namespace tune {
+
+Values::Values(std::vector<std::pair<std::string, ParamValue>> values, std::string what)
+    : values_(std::move(values)), what_(std::move(what)) {}
+
+bool Values::has(std::string_view name) const {
+  for (const auto& [n, v] : values_) {
+    if (n == name) return true;
+  }
+  return false;
+}
+
+const ParamValue& Values::find(std::string_view name) const {
+  for (const auto& [n, v] : values_) {
+    if (n == name) return v;
+  }
+  std::string names;
+  for (const auto& [n, v] : values_)
+    names += (names.empty() ? "" : ", ") + n;
+  throw error(fmt::format("{} has no value '{}' (it has: {})", what_, name,
+                          names.empty() ? "none" : names));
+}
+
+std::int64_t Values::int_(std::string_view name) const {
+  const ParamValue& v = find(name);
+  if (!v.is_int()) throw error(fmt::format("{}: '{}' is a string, not an int", what_, name));
+  return v.as_int();
+}
+
+const std::string& Values::str(std::string_view name) const {
+  const ParamValue& v = find(name);
+  if (!v.is_string()) throw error(fmt::format("{}: '{}' is an int, not a string", what_, name));
+  return v.as_string();
+}
+
+namespace {
+
+std::vector<std::pair<std::string, ParamValue>> config_values(const Config& config) {
+  std::vector<std::pair<std::string, ParamValue>> out;
+  for (const auto& [name, value] : config.params())
+    out.emplace_back(name, value);
+  return out;
+}
+
+}  // namespace
+
+SetupContext::SetupContext(Context& context, std::shared_ptr<Module> module, std::string entry,
+                           std::string bucket, const Shape& shape, const Config& config,
+                           CUstream stream, std::uint64_t seed)
+    : context_(context),
+      module_(std::move(module)),
+      entry_(std::move(entry)),
+      bucket_(std::move(bucket)),
+      config_(config),
+      shape_(shape, fmt::format("shape of bucket '{}'", bucket_)),
+      params_(config_values(config), fmt::format("config '{}'", config.id())),
+      stream_(stream),
+      rng_(seed) {}
+
+void SetupContext::sync() const {
+  TUNE_CU(driver().cuStreamSynchronize(stream_));
+}
+
+namespace detail {
+
+void throw_check_failure(std::string_view what, double rel, double tolerance, std::size_t first_bad,
+                         double got, double expected) {
+  throw check_error(
+      fmt::format("'{}' is wrong: relative error {:.1e} exceeds {:.0e} (worst at index {}: got {}, "
+                  "expected {})",
+                  what, rel, tolerance, first_bad, got, expected));
+}
+
+}  // namespace detail
+
+}  // namespace tune

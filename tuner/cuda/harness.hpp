@@ -1,0 +1,290 @@
+// The harness API: what a kernel's harness (`tune_add_kernel(... HARNESS <file>)`) includes.
+//
+// A harness is one C++ file with one setup function, declared with TUNE_HARNESS. For each
+// candidate the runner loads the candidate's module, builds a SetupContext (the bucket's shape,
+// the config's params, the module, a stream) and calls setup. Setup allocates inputs, checks
+// one launch against a host reference (the correctness gate: throw, or let a check throw, and
+// the candidate is invalid with that message), and returns the launch closure that the bench
+// times. docs/harness.md walks through a complete example.
+//
+// Example:
+//   #include <tuner/cuda/harness.hpp>
+//
+//   tune::Launch setup(tune::SetupContext& ctx) {
+//     const auto n = ctx.shape().int_("N");
+//     const unsigned block = static_cast<unsigned>(ctx.params().int_("BLOCK"));
+//     tune::DeviceBuffer<float> x(n), y(n);
+//     std::vector<float> hx = x.fill_random(ctx.rng()), hy = y.fill_random(ctx.rng());
+//     tune::Function saxpy = ctx.module().function("saxpy");
+//     const unsigned grid = static_cast<unsigned>((n + block - 1) / block);
+//     saxpy.launch(grid, block, 0, ctx.stream(), n, 2.0f, x, y);
+//     ... compute the reference from hx and hy, then
+//     tune::check_close(y.download(), reference, 1e-6, "y");
+//     return [=](CUstream s) { saxpy.launch(grid, block, 0, s, n, 2.0f, x, y); };
+//   }
+//   TUNE_HARNESS(setup)
+#pragma once
+
+#include <cuda.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <tuner/core/config.hpp>
+#include <tuner/core/space.hpp>
+#include <tuner/cuda/driver.hpp>
+#include <tuner/cuda/module.hpp>
+
+namespace tune {
+
+/// The closure a harness returns: queues one run of the candidate on the given stream. The
+/// bench calls it many times (and may capture it into a CUDA graph), so it must only queue
+/// device work: no allocation, no synchronization, no host copies.
+using Launch = std::function<void(CUstream)>;
+
+/// A correctness check failed: the candidate computes something else. The runner records the
+/// candidate as invalid with this message.
+class check_error : public error {
+ public:
+  using error::error;
+};
+
+/// Named int or string values (a bucket's shape, a config's params), read by name.
+class Values {
+ public:
+  /// `what` names the values in messages (`shape of bucket 'm<=512'`, `config 'BM=64'`).
+  Values(std::vector<std::pair<std::string, ParamValue>> values, std::string what);
+
+  /// The int named `name`. Throws tune::error `<what> has no value 'X' (it has: A, B)` or
+  /// `<what>: 'X' is a string, not an int`.
+  std::int64_t int_(std::string_view name) const;
+  /// The string named `name`; the same errors.
+  const std::string& str(std::string_view name) const;
+  /// Whether a value named `name` exists.
+  bool has(std::string_view name) const;
+  const std::vector<std::pair<std::string, ParamValue>>& values() const noexcept { return values_; }
+
+ private:
+  const ParamValue& find(std::string_view name) const;
+  std::vector<std::pair<std::string, ParamValue>> values_;
+  std::string what_;
+};
+
+/// Device memory for `count` values of T in the current context. A handle: copies share one
+/// allocation, freed when the last copy goes, so a launch closure can capture buffers by value.
+/// Passed to `Function::launch` it becomes its device pointer.
+template <class T>
+class DeviceBuffer {
+  static_assert(std::is_trivially_copyable_v<T>, "device buffers hold trivially copyable values");
+
+ public:
+  DeviceBuffer() = default;
+  /// Allocates `count` values (uninitialised). Throws tune::cuda_error when out of memory.
+  explicit DeviceBuffer(std::int64_t count)
+      : alloc_(std::make_shared<Allocation>(static_cast<std::size_t>(count) * sizeof(T))),
+        count_(static_cast<std::size_t>(count)) {}
+
+  CUdeviceptr device_ptr() const noexcept { return alloc_ ? alloc_->ptr : 0; }
+  std::size_t size() const noexcept { return count_; }
+  std::size_t bytes() const noexcept { return count_ * sizeof(T); }
+
+  // upload, download and poison wait for the whole context (cuCtxSynchronize): the plain
+  // copies and memsets are ordered with the legacy stream only, not with the non-blocking
+  // stream the bench uses, and setup is never timed.
+
+  /// Copies `host` (exactly `size()` values) to the device; returns when it is there.
+  void upload(std::span<const T> host) const {
+    if (host.size() != count_) {
+      throw error("upload of " + std::to_string(host.size()) + " values into a buffer of " +
+                  std::to_string(count_));
+    }
+    if (count_) TUNE_CU(driver().cuMemcpyHtoD(device_ptr(), host.data(), bytes()));
+    TUNE_CU(driver().cuCtxSynchronize());
+  }
+  /// Waits for all work queued in the context, then copies the buffer to the host.
+  std::vector<T> download() const {
+    TUNE_CU(driver().cuCtxSynchronize());
+    std::vector<T> host(count_);
+    if (count_) TUNE_CU(driver().cuMemcpyDtoH(host.data(), device_ptr(), bytes()));
+    return host;
+  }
+  /// Fills every byte with 0xFF: NaN for floating point, -1 for signed integers. Do this to an
+  /// output before the checked launch, so that an element the kernel never wrote fails the
+  /// check instead of passing with a stale value.
+  void poison() const {
+    if (count_) TUNE_CU(driver().cuMemsetD8(device_ptr(), 0xFF, bytes()));
+    TUNE_CU(driver().cuCtxSynchronize());
+  }
+  /// Fills the buffer with uniform random values in [lo, hi] and returns the host copy (the
+  /// reference's input). Never zeros: zeros hide unwritten outputs and wrong indexing.
+  std::vector<T> fill_random(std::mt19937_64& rng, T lo = T(-1),
+                             T hi = T(1)) const requires std::is_arithmetic_v<T> {
+    std::vector<T> host(count_);
+    if constexpr (std::is_floating_point_v<T>) {
+      std::uniform_real_distribution<double> dist(static_cast<double>(lo), static_cast<double>(hi));
+      for (T& v : host)
+        v = static_cast<T>(dist(rng));
+    } else {
+      std::uniform_int_distribution<long long> dist(static_cast<long long>(lo),
+                                                    static_cast<long long>(hi));
+      for (T& v : host)
+        v = static_cast<T>(dist(rng));
+    }
+    upload(host);
+    return host;
+  }
+
+ private:
+  struct Allocation {
+    explicit Allocation(std::size_t bytes) {
+      if (bytes) TUNE_CU(driver().cuMemAlloc(&ptr, bytes));
+    }
+    ~Allocation() {
+      if (ptr) driver().cuMemFree(ptr);  // cannot report from a destructor
+    }
+    Allocation(const Allocation&) = delete;
+    Allocation& operator=(const Allocation&) = delete;
+    CUdeviceptr ptr = 0;
+  };
+  std::shared_ptr<Allocation> alloc_;
+  std::size_t count_ = 0;
+};
+
+/// ‖out − ref‖₂ / ‖ref‖₂, accumulated in double. When ‖ref‖ is 0 it is ‖out‖₂ (the absolute
+/// error). NaN when `out` holds a NaN or an infinity, so it never passes a tolerance. Throws
+/// tune::error when the sizes differ.
+template <class T, class R>
+double relative_error(std::span<const T> out, std::span<const R> ref) {
+  if (out.size() != ref.size()) {
+    throw error("relative_error: output has " + std::to_string(out.size()) + " values, reference " +
+                std::to_string(ref.size()));
+  }
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const double o = static_cast<double>(out[i]);
+    const double r = static_cast<double>(ref[i]);
+    if (!std::isfinite(o)) return std::numeric_limits<double>::quiet_NaN();
+    diff += (o - r) * (o - r);
+    norm += r * r;
+  }
+  return norm > 0 ? std::sqrt(diff) / std::sqrt(norm) : std::sqrt(diff);
+}
+
+namespace detail {
+[[noreturn]] void throw_check_failure(std::string_view what, double rel, double tolerance,
+                                      std::size_t first_bad, double got, double expected);
+}
+
+/// Checks `out` against the host reference `ref`: passes when `relative_error(out, ref) <=
+/// tolerance`; NaN never passes. Throws tune::check_error, for example
+/// `'y' is wrong: relative error nan exceeds 1e-05 (worst at index 17: got nan, expected
+/// 0.25)`; the index is the first non-finite value, else the largest difference. Returns the
+/// relative error.
+template <class T, class R>
+double check_close(std::span<const T> out, std::span<const R> ref, double tolerance,
+                   std::string_view what = "output") {
+  const double rel = relative_error(out, ref);
+  if (rel <= tolerance) return rel;  // false for NaN
+  // Point at the first non-finite value, else at the largest difference.
+  std::size_t bad = 0;
+  double worst = -1;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const double o = static_cast<double>(out[i]);
+    const double d = std::isfinite(o) ? std::abs(o - static_cast<double>(ref[i]))
+                                      : std::numeric_limits<double>::infinity();
+    if (d > worst) {
+      worst = d;
+      bad = i;
+    }
+    if (!std::isfinite(o)) break;
+  }
+  detail::throw_check_failure(what, rel, tolerance, bad,
+                              out.empty() ? 0.0 : static_cast<double>(out[bad]),
+                              ref.empty() ? 0.0 : static_cast<double>(ref[bad]));
+}
+/// `check_close` for vectors.
+template <class T, class R>
+double check_close(const std::vector<T>& out, const std::vector<R>& ref, double tolerance,
+                   std::string_view what = "output") {
+  return check_close(std::span<const T>(out), std::span<const R>(ref), tolerance, what);
+}
+
+/// Everything setup needs about the candidate it prepares.
+class SetupContext {
+ public:
+  /// Built by the runner (and by tests): `bucket` names the shape in messages, `entry` is the
+  /// kernel's declared entry (`tune_add_kernel(... ENTRY)`), `seed` seeds `rng()`.
+  SetupContext(Context& context, std::shared_ptr<Module> module, std::string entry,
+               std::string bucket, const Shape& shape, const Config& config, CUstream stream,
+               std::uint64_t seed = 0x7475'6e65);
+
+  /// The bucket's shape, by name: `ctx.shape().int_("M")`.
+  const Values& shape() const noexcept { return shape_; }
+  /// The config's params, by name: `ctx.params().int_("BLOCK")`.
+  const Values& params() const noexcept { return params_; }
+  const Config& config() const noexcept { return config_; }
+  const std::string& bucket() const noexcept { return bucket_; }
+
+  /// The candidate's module: `module().function(name)`, `module().global(name)`.
+  Module& module() const noexcept { return *module_; }
+  /// The kernel's entry function (the name given to tune_add_kernel's ENTRY).
+  Function entry() const { return module_->function(entry_); }
+  const std::string& entry_name() const noexcept { return entry_; }
+
+  /// The device.
+  Context& context() const noexcept { return context_; }
+  /// The stream the bench will time on; use it for the checked launch too.
+  CUstream stream() const noexcept { return stream_; }
+  /// Waits for the work queued on `stream()`.
+  void sync() const;
+  /// A random generator seeded per candidate, for inputs.
+  std::mt19937_64& rng() noexcept { return rng_; }
+
+ private:
+  Context& context_;
+  std::shared_ptr<Module> module_;
+  std::string entry_;
+  std::string bucket_;
+  Config config_;
+  Values shape_;
+  Values params_;
+  CUstream stream_;
+  std::mt19937_64 rng_;
+};
+
+/// A harness's setup function.
+using SetupFn = Launch (*)(SetupContext&);
+
+/// The harness linked into this executable, as TUNE_HARNESS declares it.
+struct Harness {
+  SetupFn setup = nullptr;
+  const char* name = "";  ///< the setup function's name
+  const char* file = "";  ///< the harness source file
+};
+
+/// The harness of this executable. Defined by TUNE_HARNESS in the harness file: a runner
+/// links exactly one harness (none is an undefined reference, two a duplicate definition,
+/// both at link time).
+const Harness& harness();
+
+}  // namespace tune
+
+/// Declares `fn`, a `tune::Launch fn(tune::SetupContext&)` defined above it in this file (in an
+/// anonymous namespace or not), as this executable's harness. Use once, at global scope, in
+/// the harness source file.
+#define TUNE_HARNESS(fn)                                \
+  const ::tune::Harness& ::tune::harness() {            \
+    static const ::tune::Harness h{&fn, #fn, __FILE__}; \
+    return h;                                           \
+  }
