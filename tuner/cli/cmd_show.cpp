@@ -3,9 +3,10 @@
 // A record: its provenance, then one row per bucket (bucket, config, median_ms, samples,
 // source, runoff outcome, cache key shortened to 12 hex digits). A trial log (`.jsonl`, or a
 // first line with `log_schema`): its header, one row per trial (config, state, median_ms,
-// min_ms, reps, phase, note: the reason of an invalid trial, `batched`, warnings), and the best
-// measured config. --json prints the record, or {"header", "trials"}, as JSON.
-// Exit codes: 0 shown, 2 a file that does not read as a record or a log.
+// min_ms, reps, phase, note: the reason of an invalid trial, `batched`, the runoff outcome,
+// warnings), and the best measured config (the lowest median of any phase). --json prints the
+// record, or {"header", "trials"}, as JSON. Exit codes: 0 shown, 2 a file that does not read as a
+// record or a log.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -154,6 +155,8 @@ int show_log(const ShowOptions& opt, const std::string& content) {
     std::vector<std::string> notes;
     if (state == "invalid") notes.push_back(text(t, "reason"));
     if (t.value("batched", false)) notes.push_back("batched");
+    if (auto r = t.find("runoff"); r != t.end() && r->is_object())
+      notes.push_back("runoff: " + text(*r, "outcome"));
     if (auto w = t.find("warnings"); w != t.end() && w->is_array())
       for (const auto& s : *w)
         notes.push_back(s.is_string() ? s.get<std::string>() : s.dump());

@@ -1,0 +1,463 @@
+#!/usr/bin/env python3
+"""CLI tests for records: `tuner key`, `verify`, `status`, `show` and `record set`.
+
+Each test copies tests/data/records/project (two kernels, gemm and gemv, their headers and
+spaces) into a fresh directory, writes the manifests by hand as tune_add_kernel would, and pins
+records with `tuner record set`. Only `nvcc --version` and `ptxas --version` run; nothing is
+compiled. Golden outputs live in tests/data/records/golden with volatile parts masked: the
+project directory, the toolchain, SHA-256 digests, shortened keys, the machine and the date.
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--tuner", required=True)
+parser.add_argument("--data", required=True)
+parser.add_argument("--work", required=True)
+ARGS, _ = parser.parse_known_args()
+TUNER = os.path.abspath(ARGS.tuner)
+DATA = Path(ARGS.data).resolve() / "records"
+WORK = Path(ARGS.work).resolve()
+NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+UPDATE_GOLDEN = os.environ.get("TUNE_UPDATE_GOLDEN") == "1"
+
+
+def run(*args, env=None, cwd=None):
+    full_env = dict(os.environ)
+    full_env.pop("TUNE_FAULT_INJECT", None)
+    if env:
+        full_env.update(env)
+    return subprocess.run([TUNER, *map(str, args)], capture_output=True, text=True, env=full_env,
+                          cwd=cwd, timeout=120)
+
+
+class RecordsCli(unittest.TestCase):
+    def setUp(self):
+        name = self.id().split(".")[-1]
+        self.top = WORK / name
+        shutil.rmtree(self.top, ignore_errors=True)
+        self.root = self.top / "src"
+        shutil.copytree(DATA / "project", self.root)
+        self.build = self.root / "build"
+        self.gemm = self.write_manifest("gemm")
+        self.gemv = self.write_manifest(
+            "gemv", archs=["sm_80", "sm_90"],
+            records={"sm_80": "records/gemv.sm_80.json", "sm_90": "records/gemv.sm_90.json"})
+        self.pin_out = []
+        for bucket, config in (("m<=512", "BM=64,BN=128"), ("large", "BM=128,BN=128")):
+            r = run("record", "set", "--manifest", self.gemm, "--bucket", bucket, "--config", config)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stderr, "")
+            self.pin_out.append(r.stdout)
+        r = run("record", "set", "--manifest", self.gemv, "--arch", "sm_90", "--bucket", "all",
+                "--config", "VEC=2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.record = self.root / "records" / "gemm.json"
+        self.toolchain = json.loads(self.record.read_text())["toolchain"]
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def write_manifest(self, kernel, root=None, build=None, manifest_dir=None, **fields):
+        root = Path(root or self.root)
+        build = Path(build or root / "build")
+        m = {
+            "schema_version": 1,
+            "kernel": kernel,
+            "entry": kernel,
+            "project_root": str(root),
+            "build_dir": str(build),
+            "sources": [str(root / "kernels" / f"{kernel}.cu")],
+            "space": str(root / "spaces" / f"{kernel}.toml"),
+            "archs": ["sm_90"],
+            "records": {"sm_90": str(root / "records" / f"{kernel}.json")},
+            "include_directories": [str(root / "kernels" / "include")],
+            "definitions": ["USE_FAST=1"],
+            "compile_options": [],
+            "nvcc": NVCC,
+            "host_compiler": "GNU 12.2.0",
+            "cache_dir": str(build / "tune" / "cache"),
+            "log_dir": str(build / "tune" / kernel),
+            "compile_log": str(build / "tune" / "compile.log"),
+            "runner": None,
+            "tuner": TUNER,
+        }
+        for key, value in fields.items():
+            if key == "records":
+                value = {a: str(root / p) for a, p in value.items()}
+            m[key] = value
+        path = Path(manifest_dir or build / "tune" / kernel) / "manifest.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(m, indent=2) + "\n")
+        return path
+
+    def key(self, manifest, config, *extra):
+        r = run("key", "--manifest", manifest, "--config", config, *extra)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"^[0-9a-f]{64}\n$")
+        return r.stdout.strip()
+
+    def mask(self, text):
+        text = text.replace(str(self.root), "<ROOT>").replace(str(self.top), "<TOP>")
+        text = text.replace(self.toolchain, "<TOOLCHAIN>")
+        text = re.sub(r"\b[0-9a-f]{64}\b", "<SHA256>", text)
+        text = re.sub(r"\bk1:[0-9a-f]{12}\b", "k1:<KEY12>", text)
+        text = text.replace(datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+                            "<DATE>")
+        host = socket.gethostname()
+        text = re.sub(r"(\"machine\": \"|machine +)" + re.escape(host), r"\1<MACHINE>", text)
+        return text
+
+    def golden(self, name, text):
+        path = DATA / "golden" / name
+        masked = self.mask(text)
+        if UPDATE_GOLDEN:
+            path.write_text(masked)
+        self.assertEqual(masked, path.read_text())
+
+    def edit_record(self, change, path=None):
+        path = Path(path or self.record)
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data, indent=2) + "\n")
+
+    def verify(self, *extra, manifest=None):
+        return run("verify", "--manifest", manifest or self.gemm, *extra)
+
+    def assert_stale(self, r, *errors):
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(r.stdout, "")
+        expected = "".join(f"records/gemm.json: error: {e}\n" for e in errors)
+        expected += (f"records/gemm.json: note: re-tune with: cmake --build {self.build} "
+                     "--target tune.gemm\n")
+        self.assertEqual(r.stderr, expected)
+
+    # -- record set ------------------------------------------------------------------------
+
+    def test_record_set_output_and_file(self):
+        self.golden("record_set.txt", "".join(self.pin_out))
+        self.golden("record_gemm.json", self.record.read_text())
+        data = json.loads(self.record.read_text())
+        key = self.key(self.gemm, "BM=64,BN=128")
+        entry = [e for e in data["entries"] if e["bucket"] == "m<=512"][0]
+        self.assertEqual(entry["cache_key"], {"schema": "k1", "digest": key})
+        self.assertIsNone(entry["median_ms"])
+        self.assertEqual(entry["samples"], 0)
+        self.assertEqual(entry["source"], "pinned")
+        self.assertEqual(self.pin_out[0],
+                         f"records/gemm.json: pinned bucket 'm<=512' to BM=64,BN=128 "
+                         f"(cache key k1:{key})\n")
+
+    def test_record_set_is_deterministic(self):
+        before = self.record.read_bytes()
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                "--config", "BM=128,BN=128")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.record.read_bytes(), before)
+        self.assertTrue(before.endswith(b"}\n"))
+
+    def test_record_set_refuses_configs_outside_the_bucket(self):
+        before = self.record.read_bytes()
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "m<=512",
+                "--config", "BM=128,BN=64")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(
+            r.stderr,
+            f"tuner record set: error: config 'BM=128,BN=64' is pruned from bucket 'm<=512': pin "
+            f"one of its 2 configs (tuner space {self.root}/spaces/gemm.toml --bucket 'm<=512' "
+            "lists them)\n")
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                "--config", "BM=32,BN=64")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr, "tuner record set: error: config 'BM=32,BN=64' is not in the "
+                                   f"space '{self.root}/spaces/gemm.toml'\n")
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "small",
+                "--config", "BM=64,BN=64")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr, "tuner record set: error: no bucket 'small' in the space "
+                                   f"'{self.root}/spaces/gemm.toml' (buckets: 'm<=512', "
+                                   "'large')\n")
+        self.assertEqual(self.record.read_bytes(), before)
+
+    def test_a_crash_during_save_leaves_the_old_record(self):
+        before = self.record.read_bytes()
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                "--config", "BM=64,BN=64", env={"TUNE_FAULT_INJECT": "record-save-before-rename"})
+        self.assertEqual(r.returncode, 70)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(self.record.read_bytes(), before)
+        self.assertEqual(self.verify().returncode, 0)
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                "--config", "BM=64,BN=64")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotEqual(self.record.read_bytes(), before)
+
+    # -- verify ----------------------------------------------------------------------------
+
+    def test_fresh_records_verify(self):
+        r = self.verify()
+        self.assertEqual((r.returncode, r.stdout, r.stderr),
+                         (0, "records/gemm.json: fresh (gemm sm_90, 2 entries)\n", ""))
+        r = self.verify("--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout), {"records": [{
+            "kernel": "gemm", "arch": "sm_90", "record": str(self.record), "state": "fresh",
+            "errors": [], "warnings": [],
+            "retune": f"cmake --build {self.build} --target tune.gemm"}]})
+
+    def test_missing_record(self):
+        r = self.verify(manifest=self.gemv)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stdout, "records/gemv.sm_90.json: fresh (gemv sm_90, 1 entries)\n")
+        missing = self.root / "records" / "gemv.sm_80.json"
+        self.assertEqual(
+            r.stderr,
+            f"records/gemv.sm_80.json: error: record: missing for kernel 'gemv' arch 'sm_80', "
+            f"expected at '{missing}'\n"
+            f"records/gemv.sm_80.json: note: re-tune with: cmake --build {self.build} "
+            "--target tune.gemv\n")
+        r = self.verify("--arch", "sm_90", manifest=self.gemv)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_editing_an_included_header_changes_exactly_the_affected_keys(self):
+        gemm_keys = {c: self.key(self.gemm, c) for c in ("BM=64,BN=128", "BM=128,BN=128")}
+        gemv_key = self.key(self.gemv, "VEC=2", "--arch", "sm_90")
+        with open(self.root / "kernels" / "include" / "tile.cuh", "a") as f:
+            f.write("// tuned differently now\n")
+        new_keys = {c: self.key(self.gemm, c) for c in gemm_keys}
+        for c in gemm_keys:
+            self.assertNotEqual(new_keys[c], gemm_keys[c])
+        self.assertEqual(self.key(self.gemv, "VEC=2", "--arch", "sm_90"), gemv_key)
+        self.assert_stale(
+            self.verify(),
+            f"entry 'large' cache_key: record has 'k1:{gemm_keys['BM=128,BN=128']}', current is "
+            f"'k1:{new_keys['BM=128,BN=128']}'",
+            f"entry 'm<=512' cache_key: record has 'k1:{gemm_keys['BM=64,BN=128']}', current is "
+            f"'k1:{new_keys['BM=64,BN=128']}'")
+        self.assertEqual(self.verify("--arch", "sm_90", manifest=self.gemv).returncode, 0)
+        # A header both include changes both kernels' keys.
+        with open(self.root / "kernels" / "include" / "common.cuh", "a") as f:
+            f.write("// shared edit\n")
+        self.assertNotEqual(self.key(self.gemv, "VEC=2", "--arch", "sm_90"), gemv_key)
+        self.assertEqual(self.verify("--arch", "sm_90", manifest=self.gemv).returncode, 1)
+
+    def test_editing_a_file_the_kernel_does_not_include_changes_nothing(self):
+        key = self.key(self.gemm, "BM=64,BN=128")
+        with open(self.root / "kernels" / "include" / "unused.cuh", "a") as f:
+            f.write("// edited\n")
+        with open(self.root / "kernels" / "gemv.cu", "a") as f:
+            f.write("// edited\n")
+        self.assertEqual(self.key(self.gemm, "BM=64,BN=128"), key)
+        self.assertEqual(self.verify().returncode, 0)
+
+    def test_another_checkout_and_build_directory_change_no_key(self):
+        key = self.key(self.gemm, "BM=64,BN=128")
+        other = self.top / "elsewhere" / "checkout"
+        shutil.copytree(self.root, other)
+        moved = self.write_manifest("gemm", root=other, build=self.top / "out-of-tree-build")
+        self.assertEqual(self.key(moved, "BM=64,BN=128"), key)
+        r = self.verify(manifest=moved)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        release = self.write_manifest("gemm", build=self.root / "build-release")
+        self.assertEqual(self.key(release, "BM=64,BN=128"), key)
+
+    def test_definitions_include_directories_and_arch_change_the_key(self):
+        key = self.key(self.gemm, "BM=64,BN=128")
+        (self.root / "more").mkdir()
+        variants = {
+            "definitions": self.write_manifest("gemm", manifest_dir=self.top / "d",
+                                               definitions=["USE_FAST=1", "EXTRA=2"]),
+            "include_directories": self.write_manifest(
+                "gemm", manifest_dir=self.top / "i",
+                include_directories=[str(self.root / "more"),
+                                     str(self.root / "kernels" / "include")]),
+            "compile_options": self.write_manifest("gemm", manifest_dir=self.top / "o",
+                                                   compile_options=["-maxrregcount=64"]),
+        }
+        for name, manifest in variants.items():
+            with self.subTest(name):
+                self.assertNotEqual(self.key(manifest, "BM=64,BN=128"), key)
+        two = self.write_manifest("gemm", manifest_dir=self.top / "a", archs=["sm_80", "sm_90"],
+                                  records={"sm_80": "records/gemm.sm_80.json",
+                                           "sm_90": "records/gemm.json"})
+        self.assertEqual(self.key(two, "BM=64,BN=128", "--arch", "sm_90"), key)
+        self.assertNotEqual(self.key(two, "BM=64,BN=128", "--arch", "sm_80"), key)
+        r = run("key", "--manifest", two, "--config", "BM=64,BN=128")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr, "tuner key: error: kernel 'gemm' declares several archs "
+                                   "('sm_80', 'sm_90'): choose one with --arch\n")
+
+    def test_keys_do_not_depend_on_the_host_compiler(self):
+        key = self.key(self.gemm, "BM=64,BN=128")
+        gcc_dir = subprocess.run(["g++", "-print-file-name=include"], capture_output=True,
+                                 text=True).stdout.strip() or "/usr/lib/gcc/x86_64-linux-gnu/12/include"
+        clang_dir = "/usr/lib/llvm-14/lib/clang/14.0.6/include"
+        if shutil.which("clang"):
+            resource = subprocess.run(["clang", "-print-resource-dir"], capture_output=True,
+                                      text=True).stdout.strip()
+            if resource:
+                clang_dir = resource + "/include"
+        include = str(self.root / "kernels" / "include")
+        gnu = self.write_manifest("gemm", manifest_dir=self.top / "gnu", host_compiler="GNU 12.2.0",
+                                  include_directories=[include, gcc_dir, "/usr/include"])
+        clang = self.write_manifest("gemm", manifest_dir=self.top / "clang",
+                                    host_compiler="Clang 14.0.6",
+                                    include_directories=[include, clang_dir, "/usr/local/include"])
+        self.assertEqual(self.key(gnu, "BM=64,BN=128"), key)
+        self.assertEqual(self.key(clang, "BM=64,BN=128"), key)
+        r = self.verify(manifest=clang)
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(r.stderr, "records/gemm.json: warning: context.host_compiler: record has "
+                                   "'GNU 12.2.0', current is 'Clang 14.0.6'\n")
+
+    def test_records_that_do_not_match_are_refused_naming_the_field(self):
+        original = self.record.read_text()
+        data = json.loads(original)
+        src, space = data["source_hash"], data["space_hash"]
+        large = [e for e in data["entries"] if e["bucket"] == "large"][0]
+        large_key = "k1:" + large["cache_key"]["digest"]
+
+        def case(change, *errors):
+            self.record.write_text(original)
+            self.edit_record(change)
+            self.assert_stale(self.verify(), *errors)
+
+        def set_field(name, value):
+            return lambda d: d.__setitem__(name, value)
+
+        case(set_field("kernel", "gemv"), "kernel: record has 'gemv', current is 'gemm'")
+        case(set_field("arch", "sm_80"), "arch: record has 'sm_80', current is 'sm_90'")
+        case(set_field("source_hash", "0" * 64),
+             f"source_hash: record has '{'0' * 64}', current is '{src}'")
+        case(set_field("space_hash", "1" * 64),
+             f"space_hash: record has '{'1' * 64}', current is '{space}'")
+        case(set_field("schema_version", 2), "schema_version: record has '2', current is '1'")
+        case(lambda d: d["entries"].append(dict(d["entries"][0])),
+             "entries: record has bucket 'large' 2 times, current is one entry per bucket")
+        case(lambda d: d["entries"].pop(0),
+             "entries: record has no entry for bucket 'large', current space declares it")
+        case(lambda d: d["entries"][0].__setitem__("bucket", "huge"),
+             "entries: record has bucket 'huge', current space has no such bucket (buckets: "
+             "'m<=512', 'large')",
+             "entries: record has no entry for bucket 'large', current space declares it")
+        case(lambda d: d["entries"][0]["config"].__setitem__("id", "BM=64,BN=64"),
+             "entry 'large' config.id: record has 'BM=64,BN=64', its params give "
+             "'BM=128,BN=128'")
+        case(lambda d: d["entries"][0].pop("cache_key"),
+             f"entry 'large' cache_key: record has none, current is '{large_key}'")
+        case(lambda d: d["entries"][0]["cache_key"].__setitem__("digest", "ab" * 32),
+             f"entry 'large' cache_key: record has 'k1:{'ab' * 32}', current is '{large_key}'")
+
+    def test_toolchain_drift_fails_unless_allowed(self):
+        old = "nvcc 12.4.131, ptxas 12.4.131"
+        self.edit_record(lambda d: d.__setitem__("toolchain", old))
+        self.assert_stale(self.verify(),
+                          f"toolchain: record has '{old}', current is '{self.toolchain}'")
+        r = self.verify("--allow-toolchain-drift")
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(r.stdout, "records/gemm.json: fresh (gemm sm_90, 2 entries)\n")
+        self.assertEqual(r.stderr, f"records/gemm.json: warning: toolchain: record has '{old}', "
+                                   f"current is '{self.toolchain}' (drift allowed: cache keys not "
+                                   "compared)\n")
+
+    def test_tool_version_and_context_drift_warn(self):
+        def change(d):
+            d["tuner_version"] = "0.0.9"
+            d["context"]["host_compiler"] = "GNU 13.3.0"
+            d["context"]["device"] = "NVIDIA H200"  # no device here: nothing to compare with
+            d["entries"][1]["cache_key"]["schema"] = "k0"
+        self.edit_record(change)
+        r = self.verify()
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(
+            r.stderr,
+            "records/gemm.json: warning: entry 'm<=512' cache_key: record has key schema 'k0', "
+            "current is 'k1' (incomparable, not checked)\n"
+            "records/gemm.json: warning: context.host_compiler: record has 'GNU 13.3.0', current "
+            "is 'GNU 12.2.0'\n"
+            "records/gemm.json: warning: tuner_version: record has '0.0.9', current is '0.1.0'\n")
+
+    def test_unreadable_record_and_bad_manifest_are_bad_input(self):
+        self.record.write_text('{"schema_version": 1, "kernel": 3}\n')
+        r = self.verify()
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr,
+                         "records/gemm.json: error: field 'kernel' must be a string, got 3\n")
+        bad = self.top / "bad.json"
+        bad.write_text('{"schema_version": 1}\n')
+        r = self.verify(manifest=bad)
+        self.assertEqual((r.returncode, r.stderr),
+                         (2, f"{bad}: error: missing required field 'kernel'\n"))
+
+    # -- key --explain, status, show -------------------------------------------------------
+
+    def test_key_explain(self):
+        r = run("key", "--manifest", self.gemm, "--config", "BM=64,BN=128", "--explain")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.golden("key_explain.txt", r.stdout)
+        r = run("key", "--manifest", self.gemm, "--config", "BM=64,BN=128", "--json")
+        j = json.loads(r.stdout)
+        self.assertEqual(j["digest"], self.key(self.gemm, "BM=64,BN=128"))
+        self.assertEqual(j["dependencies"],
+                         [str(self.root / p) for p in ("kernels/gemm.cu",
+                                                       "kernels/include/common.cuh",
+                                                       "kernels/include/tile.cuh")])
+
+    def test_status(self):
+        with open(self.root / "kernels" / "include" / "tile.cuh", "a") as f:
+            f.write("// edited\n")
+        r = run("status", "--build-dir", self.build)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.golden("status.txt", r.stdout)
+        r = run("status", "--build-dir", self.build, "--check")
+        self.assertEqual(r.returncode, 1)
+        r = run("status", "--manifest", self.gemv, "--check", "--json")
+        self.assertEqual(r.returncode, 1)
+        states = [(k["kernel"], k["arch"], k["state"]) for k in json.loads(r.stdout)["kernels"]]
+        self.assertEqual(states, [("gemv", "sm_80", "missing"), ("gemv", "sm_90", "fresh")])
+        r = run("status", "--manifest", self.gemm, "--check")
+        self.assertEqual(r.returncode, 1)
+        (self.root / "kernels" / "include" / "tile.cuh").write_text(
+            (DATA / "project" / "kernels" / "include" / "tile.cuh").read_text())
+        r = run("status", "--manifest", self.gemm, "--check")
+        self.assertEqual((r.returncode, r.stdout), (0, "gemm  sm_90  fresh  records/gemm.json\n"))
+        r = run("status", "--build-dir", self.top / "nothing")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr, f"tuner status: error: no manifests in '{self.top}/nothing/tune"
+                                   "/*/manifest.json': configure the build with CMake first, or "
+                                   "name them with --manifest\n")
+
+    def test_show_record(self):
+        r = run("show", self.record)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.golden("show_record.txt", r.stdout)
+        r = run("show", self.record, "--json")
+        self.assertEqual(r.stdout, self.record.read_text())
+
+    def test_show_log(self):
+        log = DATA / "gemm.trials.jsonl"
+        r = run("show", "gemm.trials.jsonl", cwd=DATA)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "gemm.trials.jsonl:4: warning: unreadable line skipped\n")
+        self.golden("show_log.txt", r.stdout)
+        r = run("show", log, "--json")
+        j = json.loads(r.stdout)
+        self.assertEqual(j["header"]["tuner"], "gemm/m<=512")
+        self.assertEqual(len(j["trials"]), 4)
+        r = run("show", self.top / "none.json")
+        self.assertEqual((r.returncode, r.stderr),
+                         (2, f"tuner show: error: cannot read '{self.top}/none.json'\n"))
+
+
+if __name__ == "__main__":
+    WORK.mkdir(parents=True, exist_ok=True)
+    unittest.main(argv=[sys.argv[0]])
