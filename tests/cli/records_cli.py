@@ -398,6 +398,28 @@ class RecordsCli(unittest.TestCase):
         self.assertEqual((r.returncode, r.stderr),
                          (2, f"{bad}: error: missing required field 'kernel'\n"))
 
+    def test_broken_environment_and_other_kernels_records(self):
+        no_nvcc = self.write_manifest("gemm", manifest_dir=self.top / "n",
+                                      nvcc=str(self.top / "no-cuda" / "bin" / "nvcc"))
+        r = self.verify(manifest=no_nvcc)
+        self.assertEqual((r.returncode, r.stdout), (3, ""))
+        self.assertEqual(r.stderr, f"tuner: error: cannot run '{self.top}/no-cuda/bin/nvcc "
+                                   "--version': No such file or directory\n")
+        # `record set` never overwrites another kernel's record.
+        shutil.copy(self.root / "records" / "gemv.sm_90.json", self.record)
+        before = self.record.read_bytes()
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                "--config", "BM=64,BN=64")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr, "tuner record set: error: 'records/gemm.json' is a record of "
+                                   "schema 1 for kernel 'gemv' arch 'sm_90', not of schema 1 for "
+                                   "'gemm' 'sm_90': move it away or fix the manifest\n")
+        self.assertEqual(self.record.read_bytes(), before)
+        r = run("key", "--manifest", self.gemm, "--config", "BM=1,BN=1")
+        self.assertEqual((r.returncode, r.stderr),
+                         (2, f"tuner key: error: config 'BM=1,BN=1' is not in the space "
+                             f"'{self.root}/spaces/gemm.toml'\n"))
+
     # -- key --explain, status, show -------------------------------------------------------
 
     def test_key_explain(self):
