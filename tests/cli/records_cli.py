@@ -217,7 +217,7 @@ class RecordsCli(unittest.TestCase):
     def test_missing_record(self):
         r = self.verify(manifest=self.gemv)
         self.assertEqual(r.returncode, 1)
-        self.assertEqual(r.stdout, "records/gemv.sm_90.json: fresh (gemv sm_90, 1 entries)\n")
+        self.assertEqual(r.stdout, "records/gemv.sm_90.json: fresh (gemv sm_90, 1 entry)\n")
         missing = self.root / "records" / "gemv.sm_80.json"
         self.assertEqual(
             r.stderr,
@@ -249,6 +249,21 @@ class RecordsCli(unittest.TestCase):
             f.write("// shared edit\n")
         self.assertNotEqual(self.key(self.gemv, "VEC=2", "--arch", "sm_90"), gemv_key)
         self.assertEqual(self.verify("--arch", "sm_90", manifest=self.gemv).returncode, 1)
+
+    def test_pinning_after_an_edit_leaves_the_other_entries_stale(self):
+        old_key = self.key(self.gemm, "BM=64,BN=128")
+        with open(self.root / "kernels" / "include" / "tile.cuh", "a") as f:
+            f.write("// edited\n")
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                "--config", "BM=128,BN=128")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assert_stale(self.verify(),
+                          f"entry 'm<=512' cache_key: record has 'k1:{old_key}', current is "
+                          f"'k1:{self.key(self.gemm, 'BM=64,BN=128')}'")
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "m<=512",
+                "--config", "BM=64,BN=128")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.verify().returncode, 0)
 
     def test_editing_a_file_the_kernel_does_not_include_changes_nothing(self):
         key = self.key(self.gemm, "BM=64,BN=128")

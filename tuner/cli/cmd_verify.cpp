@@ -81,8 +81,8 @@ int run_verify(const VerifyCliOptions& opt) {
     }
     fmt::print(stderr, "{}", v->report(label));
     if (v->ok())
-      fmt::print("{}: fresh ({} {}, {} entries)\n", label, m.kernel, arch,
-                 v->record->entries().size());
+      fmt::print("{}: fresh ({} {}, {} {})\n", label, m.kernel, arch, v->record->entries().size(),
+                 v->record->entries().size() == 1 ? "entry" : "entries");
   }
   if (opt.json) fmt::print("{}\n", out.dump(2));
   return rc;
