@@ -1,5 +1,6 @@
 #include <tuner/core/manifest.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
