@@ -1,2 +1,102 @@
-# tune's public CMake API. See the documentation blocks of each function.
+#[=======================================================================[.rst:
+Tune
+----
+
+tune's public CMake API: declare tunable CUDA kernels and get, for each, a compile-only
+``warm`` step, a staleness-aware ``tune`` step and a ``record`` test for CI.
+
+Use it through ``add_subdirectory`` of the tune repository (which includes this module)::
+
+  add_subdirectory(third_party/tune)
+  enable_testing()
+  tune_add_kernel(gemm
+    SOURCE kernels/gemm.cu SPACE spaces/gemm.toml RECORD records/gemm.json ARCH sm_90)
+
+then::
+
+  cmake --build build --target warm      # compile every candidate into the kernel cache
+  cmake --build build --target tune      # re-tune kernels whose record is stale (needs a GPU)
+  ctest --test-dir build -L records      # verify every committed record (no GPU)
+  cmake --build build --target tune-check  # the same as one command: tuner status --check
+
+Commands
+^^^^^^^^
+
+* :command:`tune_add_kernel` (``TuneKernel.cmake``)
+
+Cache variables
+^^^^^^^^^^^^^^^
+
+``TUNE_ARCH``
+  Default architectures (``sm_90``, or a list ``sm_80;sm_90``) for kernels declared without
+  ``ARCH``. Without it, an explicitly set ``CMAKE_CUDA_ARCHITECTURES`` is used (``90`` means
+  ``sm_90``); CMake's own default, ``native``, ``all`` and ``all-major`` are refused, since a
+  record is tuned for named architectures.
+
+``TUNE_CACHE_DIR``
+  The kernel cache directory. Defaults to the ``TUNE_CACHE_DIR`` environment variable when it
+  is set at the first configure, else ``<build>/tune/cache``. Point several build trees (and CI)
+  at one directory to share compiled candidates: entries are content addressed. The tools
+  also honour the environment variable at run time.
+
+``TUNE_WARM_JOBS``
+  How many candidates ``warm`` compiles at once (a Ninja job pool); default: the number of
+  logical cores.
+
+``TUNE_TUNER_EXECUTABLE``
+  A ``tuner`` executable to use at configure time (reading spaces) and at build time (warm,
+  tune, record tests), such as an installed one or one built earlier. When it is empty, the
+  first ``tune_add_kernel`` builds the host tool from this repository during the configure, in
+  ``<build>/_tune_host_tool`` (Release, without tests), and later configures only re-check it
+  (a no-op build when nothing changed). At build time the in-tree ``tuner`` target is used, so
+  edits to the tool take effect on the next build.
+
+``TUNE_NVCC_EXECUTABLE``
+  The CUDA compiler that ``warm`` runs. Defaults to ``CMAKE_CUDA_COMPILER`` when the CUDA
+  language is enabled and is nvcc, else ``nvcc`` from ``CUDAToolkit_ROOT``, ``CUDA_PATH``,
+  ``/usr/local/cuda`` or the ``PATH``.
+
+``TUNE_PROJECT_ROOT`` (normal variable)
+  What the cache key makes paths relative to. Default: ``PROJECT_SOURCE_DIR`` where
+  :command:`tune_add_kernel` is called, so a record does not depend on where the project is
+  checked out or whether it is itself a subproject.
+
+Global targets
+^^^^^^^^^^^^^^
+
+Created by the first :command:`tune_add_kernel`: ``warm`` and ``tune`` (aggregates of every
+kernel's ``warm.<name>`` and ``tune.<name>``) and ``tune-check`` (``tuner status --check`` over
+every manifest of the build tree).
+#]=======================================================================]
 include_guard(GLOBAL)
+
+# The tune repository root, for the configure-time build of the host tool. Kept in a global
+# property: the functions run in the callers' directory scopes, which do not see our variables.
+get_filename_component(_tune_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+set_property(GLOBAL PROPERTY _TUNE_ROOT_DIR "${_tune_root}")
+unset(_tune_root)
+
+set(TUNE_ARCH "" CACHE STRING
+  "Architectures (sm_90, or a list) for kernels declared without ARCH")
+if(DEFINED ENV{TUNE_CACHE_DIR} AND NOT "$ENV{TUNE_CACHE_DIR}" STREQUAL "")
+  set(_tune_default_cache "$ENV{TUNE_CACHE_DIR}")
+else()
+  set(_tune_default_cache "")
+endif()
+set(TUNE_CACHE_DIR "${_tune_default_cache}" CACHE PATH
+  "Kernel cache directory shared by build trees (empty: <build>/tune/cache)")
+unset(_tune_default_cache)
+cmake_host_system_information(RESULT _tune_cores QUERY NUMBER_OF_LOGICAL_CORES)
+set(TUNE_WARM_JOBS "${_tune_cores}" CACHE STRING "Candidates warm compiles at once")
+unset(_tune_cores)
+set(TUNE_TUNER_EXECUTABLE "" CACHE FILEPATH
+  "tuner executable to use instead of building the host tool at configure time")
+
+include("${CMAKE_CURRENT_LIST_DIR}/TuneTool.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/TuneKernel.cmake")
+
+# The nested configure that builds the host tool asks where the tool lands.
+if(_TUNE_HOST_TOOL_BUILD AND TARGET tuner)
+  file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/tuner-location-$<CONFIG>.txt"
+    CONTENT "$<TARGET_FILE:tuner>")
+endif()

@@ -1,19 +1,185 @@
-// Placeholder until this subcommand lands.
+// `tuner warm`: compile candidates into the kernel cache, compile-only, with no GPU.
+//
+// The build runs one `tuner warm --config <id> --stamp <file> --depfile <file>` per candidate
+// and architecture (one Ninja edge each, see cmake/TuneKernel.cmake); without --config it warms
+// every candidate of the space, one after the other (for tools and people).
 #include <cstdio>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/core/atomic_file.hpp>
+#include <tuner/core/cache_key.hpp>
+#include <tuner/core/kernel_cache.hpp>
+#include <tuner/core/verify.hpp>
 
 namespace tune::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct WarmOptions {
+  std::string manifest;
+  std::string arch;
+  std::vector<std::string> configs;
+  std::string stamp;
+  std::string depfile;
+  bool json = false;
+};
+
+// The candidates warm compiles: the union of every bucket's pruned configs, in order of first
+// appearance (docs/interfaces.md "Space").
+result<std::vector<Config>> all_candidates(const Space& space) {
+  std::vector<Config> out;
+  std::set<std::string> seen;
+  for (const Bucket& bucket : space.buckets()) {
+    result<std::vector<Config>> configs = space.configs(bucket);
+    if (!configs) return fail(configs.error());
+    for (Config& c : *configs)
+      if (seen.insert(c.id()).second) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+int run_warm(const WarmOptions& opt) {
+  result<KernelBuild> build = load_kernel_build(opt.manifest);
+  if (!build) {
+    fmt::print(stderr, "{}\n", build.error().str());
+    return exit_bad_input;
+  }
+  const Manifest& manifest = build->manifest;
+  const Space& space = build->space;
+  result<std::vector<std::string>> archs = select_archs(manifest, opt.arch);
+  if (!archs) {
+    fmt::print(stderr, "{}\n", archs.error().str());
+    return exit_bad_input;
+  }
+  if (!opt.stamp.empty() && (archs->size() != 1 || opt.configs.size() != 1)) {
+    fmt::print(stderr, "tuner warm: error: --stamp needs one --arch and one --config\n");
+    return exit_bad_input;
+  }
+
+  std::vector<Config> configs;
+  if (opt.configs.empty()) {
+    result<std::vector<Config>> all = all_candidates(space);
+    if (!all) {
+      fmt::print(stderr, "{}\n", all.error().str());
+      return exit_bad_input;
+    }
+    configs = std::move(*all);
+  } else {
+    for (const std::string& id : opt.configs) {
+      const Config* c = find_config(space.all_configs(), id);
+      if (c == nullptr) {
+        fmt::print(stderr,
+                   "tuner warm: error: config '{}' is not in the space '{}' of kernel '{}' "
+                   "(re-run the CMake configure if the space changed)\n",
+                   id, manifest.space.string(), manifest.kernel);
+        return exit_bad_input;
+      }
+      configs.push_back(*c);
+    }
+  }
+
+  const CacheKeyer keyer(manifest, space.params_as());
+  std::vector<std::string> dependency_names;
+  for (const KeyedFile& f : keyer.files())
+    dependency_names.push_back(f.name);
+  const KernelCache cache(effective_cache_dir(manifest.cache_dir));
+
+  int compiled = 0;
+  int cached = 0;
+  int invalid = 0;
+  nlohmann::json results = nlohmann::json::array();
+  for (const std::string& arch : *archs) {
+    for (const Config& config : configs) {
+      const CacheKey key = keyer.key(config, arch);
+      CompileRequest request;
+      request.key = key.digest;
+      request.key_schema = key.schema;
+      request.arch = arch;
+      request.config_id = config.id();
+      request.entry = manifest.entry;
+      request.argv_keyed = keyer.keyed_argv(config, arch);
+      request.dependencies = dependency_names;
+      request.command = [&](const fs::path& output) {
+        CompileCommand command = keyer.compile_command(config, arch, output);
+        if (command.params_header)
+          write_file_atomic(*command.params_header, command.params_header_text);
+        return command.argv;
+      };
+      const CompileOutcome outcome = compile_into_cache(cache, request, manifest.compile_log);
+      ++(outcome.compiled ? compiled : cached);
+      if (!outcome.entry.valid()) {
+        ++invalid;
+        if (!opt.json)
+          fmt::print("tuner warm: {} {} {}: invalid ({}): {} (see {})\n", manifest.kernel, arch,
+                     config.id(), to_string(outcome.entry.status), outcome.entry.reason,
+                     cache.entry_path(key.digest).string());
+      }
+      results.push_back({{"arch", arch},
+                         {"config_id", config.id()},
+                         {"key", key.digest},
+                         {"status", std::string(to_string(outcome.entry.status))},
+                         {"reason", outcome.entry.reason},
+                         {"compiled", outcome.compiled},
+                         {"entry", cache.entry_path(key.digest).string()}});
+
+      if (!opt.stamp.empty()) {
+        // The depfile names what the key read, on a hit too: Ninja must learn the headers of
+        // a candidate that another build tree compiled.
+        std::vector<std::string> deps;
+        for (const fs::path& d : key.dependencies)
+          deps.push_back(d.string());
+        if (!opt.depfile.empty()) write_file_atomic(opt.depfile, make_depfile(opt.stamp, deps));
+        // Last, and only after success: the stamp is what tells Ninja the step is done.
+        write_file_atomic(opt.stamp, key.digest + "\n");
+      }
+    }
+  }
+
+  if (opt.json) {
+    nlohmann::json out = {{"kernel", manifest.kernel}, {"cache_dir", cache.dir().string()},
+                          {"compiled", compiled},      {"cached", cached},
+                          {"invalid", invalid},        {"results", results}};
+    fmt::print("{}\n", out.dump(2));
+  } else if (opt.stamp.empty()) {
+    std::string arch_list;
+    for (const std::string& a : *archs)
+      arch_list += (arch_list.empty() ? "" : ", ") + a;
+    fmt::print("tuner warm: {}: {} candidates for {}: {} compiled, {} cached, {} invalid\n",
+               manifest.kernel, configs.size(), arch_list, compiled, cached, invalid);
+  }
+  return exit_ok;
+}
+
+}  // namespace
 
 void add_warm_command(CLI::App& app, Run& run) {
-  auto* sub = app.add_subcommand("warm", "compile candidates into the kernel cache (no GPU)");
-  sub->allow_extras();
-  sub->callback([&run] {
-    run = [] {
-      std::fputs("tuner warm: error: not implemented yet\n", stderr);
-      return exit_bad_input;
-    };
-  });
+  auto opt = std::make_shared<WarmOptions>();
+  auto* sub = app.add_subcommand(
+      "warm",
+      "compile candidates into the kernel cache (compile-only, no GPU); a candidate that fails "
+      "to compile or is over the architecture's limits is stored as invalid, not an error");
+  sub->add_option("--manifest", opt->manifest, "the kernel's manifest.json")->required();
+  sub->add_option("--arch", opt->arch, "one architecture (default: every one the manifest lists)");
+  sub->add_option("--config", opt->configs,
+                  "a config id to compile (repeatable; default: every candidate of the space)");
+  auto* stamp =
+      sub->add_option("--stamp", opt->stamp,
+                      "file to write the cache key to once done (needs one arch and config)");
+  sub->add_option("--depfile", opt->depfile, "Makefile-syntax depfile naming the stamp's inputs")
+      ->needs(stamp);
+  sub->add_flag("--json", opt->json, "print the outcome of every candidate as JSON");
+  sub->footer(
+      "Exit status: 0 when every candidate was compiled or found in the cache (valid or not), "
+      "2 for bad usage or input, 3 when the compiler cannot be run or the cache written.");
+  sub->callback([&run, opt] { run = [opt] { return run_warm(*opt); }; });
 }
 
 }  // namespace tune::cli

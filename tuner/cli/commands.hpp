@@ -24,5 +24,6 @@ void add_status_command(CLI::App& app, Run& run);
 void add_show_command(CLI::App& app, Run& run);
 void add_record_command(CLI::App& app, Run& run);
 void add_warm_command(CLI::App& app, Run& run);
+void add_tune_command(CLI::App& app, Run& run);
 
 }  // namespace tune::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   cli::add_show_command(app, run);
   cli::add_record_command(app, run);
   cli::add_warm_command(app, run);
+  cli::add_tune_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,574 @@
+#[=======================================================================[.rst:
+TuneKernel
+----------
+
+Included by ``Tune.cmake``; see there for the cache variables and global targets.
+
+.. command:: tune_add_kernel
+
+  Declare a tunable CUDA kernel, its search space and its committed record::
+
+    tune_add_kernel(<name>
+      SOURCE <kernel.cu>
+      SPACE <space.toml>
+      RECORD <record.json>
+      [HARNESS <harness.cpp|.cu>...]
+      [ENTRY <symbol>]
+      [ARCH <sm_XX>...]
+      [LINK_LIBRARIES <target>...]
+      [COMPILE_OPTIONS <option>...]
+      [INCLUDE_DIRECTORIES <dir>...]
+      [DEFINITIONS <NAME[=value]>...])
+
+  ``<name>``
+    The kernel's name: letters, digits, ``_``, ``.``, ``-``, not starting with ``.``. It names
+    the targets ``warm.<name>`` and ``tune.<name>``, the test ``record.<name>`` and the build
+    folder ``<build>/tune/<name>``.
+
+  ``SOURCE <kernel.cu>``
+    The translation unit compiled once per candidate, device code only (``nvcc -cubin``), with
+    an ``extern "C"`` entry. Relative paths are relative to the current source directory.
+
+  ``SPACE <space.toml>``
+    The search space. It is read at configure time by the tuner (a space that does not parse
+    stops the configure with the tuner's diagnostic) and is a configure dependency: editing it
+    re-runs the configure, which rewrites the candidate list.
+
+  ``RECORD <record.json>``
+    The committed record, in the source tree; it may not exist yet. With several
+    architectures each gets its own file, the architecture before the extension
+    (``gemm.json`` becomes ``gemm.sm_80.json`` and ``gemm.sm_90.json``).
+
+  ``HARNESS <file>...``
+    The setup code the runner measures the kernel with. Without it the kernel can be warmed
+    and verified but not tuned.
+
+  ``ENTRY <symbol>``
+    The entry function's name; default ``<name>`` (then ``<name>`` must be a C identifier).
+
+  ``ARCH <sm_XX>...``
+    The architectures to tune for, such as ``sm_90`` or ``sm_80 sm_90`` (also ``sm_90a``).
+    Default: ``TUNE_ARCH``, else an explicitly set ``CMAKE_CUDA_ARCHITECTURES`` (``90`` and
+    ``90-real`` mean ``sm_90``). CMake's own default and ``native``, ``all``, ``all-major``
+    are refused: a record is tuned for named architectures. Known: ``sm_50`` to ``sm_121``
+    (the table of ``tuner/core/kernel_cache.cpp``).
+
+  ``LINK_LIBRARIES <target>...``
+    Targets (already defined) whose usage requirements the kernel inherits: their
+    ``INTERFACE_INCLUDE_DIRECTORIES`` and ``INTERFACE_COMPILE_DEFINITIONS``, transitively.
+    Nothing is linked: a candidate is a cubin.
+
+  ``COMPILE_OPTIONS <option>...``
+    Extra nvcc options, such as ``-lineinfo`` or ``--use_fast_math``. They enter the cache
+    key. Options that choose the architecture or the output (``-arch``, ``-gencode``, ``-o``,
+    ``-c``, ``-cubin``, ...) are refused: use ``ARCH``.
+
+  ``INCLUDE_DIRECTORIES <dir>...``
+    Include directories (relative to the current source directory); headers found through
+    them enter the cache key by content.
+
+  ``DEFINITIONS <NAME[=value]>...``
+    Preprocessor definitions, without ``-D``.
+
+  At configure time it writes ``<build>/tune/<name>/manifest.json`` (docs/interfaces.md) and
+  defines:
+
+  ``warm.<name>``
+    Compiles every candidate of the space for every architecture into the kernel cache, one
+    Ninja step per candidate and architecture (output
+    ``<build>/tune/<name>/<arch>/warm/c-<16 hex>.stamp``, named by the SHA-256 of the config
+    id; a depfile lists the headers the candidate's cache key read). A cached candidate is not
+    compiled again; one that fails to compile or is over the architecture's limits is stored
+    as invalid and does not fail the build. Steps run in the ``tune_warm`` job pool
+    (``TUNE_WARM_JOBS``). Part of the aggregate ``warm``.
+
+  ``tune.<name>``
+    Checks the committed record(s): a fresh record prints one line and compiles nothing; a
+    stale or missing one is re-tuned on the GPU when the kernel has a runner. Runs with the
+    terminal (Ninja's console pool), so two tunes never share a GPU. Part of ``tune``.
+
+  ``record.<name>`` (a ctest test per architecture; ``record.<name>.<arch>`` when there are
+  several; label ``records``)
+    ``tuner verify`` of the committed record: passes when fresh, fails with the reason and the
+    command that re-tunes when stale or missing. Needs ``enable_testing()`` in the project.
+#]=======================================================================]
+include_guard(GLOBAL)
+
+# Architectures a record may be tuned for, and the compute capabilities of the per-arch limits
+# table in tuner/core/kernel_cache.cpp (keep both in step).
+set(_TUNE_KNOWN_ARCHS
+  sm_50 sm_52 sm_53 sm_60 sm_61 sm_62 sm_70 sm_72 sm_75 sm_80 sm_86 sm_87 sm_89 sm_90
+  sm_100 sm_101 sm_103 sm_110 sm_120 sm_121)
+set_property(GLOBAL PROPERTY _TUNE_KNOWN_ARCHS "${_TUNE_KNOWN_ARCHS}")
+
+# _tune_json(<out-var> <string>): <string> as a JSON string literal (quotes included).
+function(_tune_json out value)
+  string(REPLACE "\\" "\\\\" value "${value}")
+  string(REPLACE "\"" "\\\"" value "${value}")
+  string(REPLACE "\n" "\\n" value "${value}")
+  string(REPLACE "\t" "\\t" value "${value}")
+  string(REPLACE "\r" "\\r" value "${value}")
+  set(${out} "\"${value}\"" PARENT_SCOPE)
+endfunction()
+
+# _tune_json_genex_literal(<out-var> <string>): <string> escaped for the inside of a JSON string
+# and then for a generator expression argument (where '>' and ',' are syntax).
+function(_tune_json_genex_literal out value)
+  string(REPLACE "\\" "\\\\" value "${value}")
+  string(REPLACE "\"" "\\\"" value "${value}")
+  string(REPLACE ">" "$<ANGLE-R>" value "${value}")
+  string(REPLACE "," "$<COMMA>" value "${value}")
+  set(${out} "${value}" PARENT_SCOPE)
+endfunction()
+
+# _tune_json_array(<out-var> <items>...): a JSON array of strings.
+function(_tune_json_array out)
+  set(items)
+  foreach(item IN LISTS ARGN)
+    _tune_json(quoted "${item}")
+    list(APPEND items "${quoted}")
+  endforeach()
+  list(JOIN items ", " joined)
+  set(${out} "[${joined}]" PARENT_SCOPE)
+endfunction()
+
+# _tune_check_arch(<fn> <arch> <from>): stops unless <arch> is a known sm_XX.
+function(_tune_check_arch fn arch from)
+  get_property(known GLOBAL PROPERTY _TUNE_KNOWN_ARCHS)
+  list(JOIN known ", " known_text)
+  if(arch MATCHES "^(native|all|all-major)$")
+    message(FATAL_ERROR
+      "${fn}: ${from} '${arch}' is not an architecture a record can be tuned for: pass "
+      "ARCH sm_90 or -DTUNE_ARCH=sm_90 (the architectures of the GPUs you tune on)")
+  endif()
+  if(arch MATCHES "^[0-9]+[af]?$")
+    message(FATAL_ERROR "${fn}: ${from} '${arch}' is not of the form sm_XX: did you mean "
+      "'sm_${arch}'?")
+  endif()
+  if(NOT arch MATCHES "^(sm_[0-9]+)[af]?$")
+    message(FATAL_ERROR "${fn}: ${from} '${arch}' is not of the form sm_XX (for example "
+      "sm_90); known: ${known_text}")
+  endif()
+  set(base "${CMAKE_MATCH_1}")
+  if(NOT base IN_LIST known)
+    message(FATAL_ERROR "${fn}: unknown architecture '${arch}' in ${from}; known: "
+      "${known_text} (optionally with an 'a' or 'f' suffix)")
+  endif()
+endfunction()
+
+# _tune_resolve_archs(<fn> <out-var> <ARCH values>...): the kernel's architectures.
+function(_tune_resolve_archs fn out)
+  set(archs ${ARGN})
+  set(from "ARCH")
+  if(NOT archs AND NOT "${TUNE_ARCH}" STREQUAL "")
+    set(archs ${TUNE_ARCH})
+    set(from "TUNE_ARCH")
+  endif()
+  if(NOT archs AND DEFINED CMAKE_CUDA_ARCHITECTURES
+     AND NOT "${CMAKE_CUDA_ARCHITECTURES}" STREQUAL "")
+    set(from "CMAKE_CUDA_ARCHITECTURES")
+    if(CMAKE_CUDA_ARCHITECTURES MATCHES "^(native|all|all-major)$")
+      message(FATAL_ERROR
+        "${fn}: CMAKE_CUDA_ARCHITECTURES='${CMAKE_CUDA_ARCHITECTURES}' does not name the "
+        "architectures a record is tuned for: pass ARCH sm_90 or -DTUNE_ARCH=sm_90")
+    endif()
+    if(NOT CMAKE_CUDA_ARCHITECTURES)
+      message(FATAL_ERROR
+        "${fn}: CMAKE_CUDA_ARCHITECTURES='${CMAKE_CUDA_ARCHITECTURES}' names no architecture: "
+        "pass ARCH sm_90 or -DTUNE_ARCH=sm_90")
+    endif()
+    # enable_language(CUDA) fills in the compiler's default when the user set nothing; that is
+    # not a choice anyone made for this kernel. CMake 3.25 leaves no variable saying so: its
+    # default is the cache entry it writes with the help text "CUDA architectures", whereas
+    # -D on the command line gives another help text and set() in a CMakeLists.txt a normal
+    # variable. Later versions name their default CMAKE_CUDA_ARCHITECTURES_DEFAULT.
+    get_property(help CACHE CMAKE_CUDA_ARCHITECTURES PROPERTY HELPSTRING)
+    set(cmake_default OFF)
+    if(DEFINED CMAKE_CUDA_ARCHITECTURES_DEFAULT
+       AND "${CMAKE_CUDA_ARCHITECTURES}" STREQUAL "${CMAKE_CUDA_ARCHITECTURES_DEFAULT}")
+      set(cmake_default ON)
+    elseif(help STREQUAL "CUDA architectures"
+           AND "${CMAKE_CUDA_ARCHITECTURES}" STREQUAL "$CACHE{CMAKE_CUDA_ARCHITECTURES}")
+      set(cmake_default ON)
+    endif()
+    if(cmake_default AND "$ENV{CUDAARCHS}" STREQUAL "")
+      message(FATAL_ERROR
+        "${fn}: no architecture chosen (CMAKE_CUDA_ARCHITECTURES is CMake's default "
+        "'${CMAKE_CUDA_ARCHITECTURES}'): pass ARCH sm_90 or -DTUNE_ARCH=sm_90")
+    endif()
+    foreach(a IN LISTS CMAKE_CUDA_ARCHITECTURES)
+      if(NOT a MATCHES "^([0-9]+[af]?)(-real|-virtual)?$")
+        message(FATAL_ERROR
+          "${fn}: cannot read an architecture from CMAKE_CUDA_ARCHITECTURES entry '${a}': "
+          "pass ARCH sm_90 or -DTUNE_ARCH=sm_90")
+      endif()
+      list(APPEND archs "sm_${CMAKE_MATCH_1}")
+    endforeach()
+    list(REMOVE_DUPLICATES archs)
+  endif()
+  if(NOT archs)
+    message(FATAL_ERROR
+      "${fn}: no architecture chosen: pass ARCH sm_90 or -DTUNE_ARCH=sm_90 (or set "
+      "CMAKE_CUDA_ARCHITECTURES explicitly)")
+  endif()
+  set(seen)
+  foreach(a IN LISTS archs)
+    _tune_check_arch("${fn}" "${a}" "${from}")
+    if(a IN_LIST seen)
+      message(FATAL_ERROR "${fn}: ${from} lists '${a}' twice")
+    endif()
+    list(APPEND seen "${a}")
+  endforeach()
+  set(${out} "${archs}" PARENT_SCOPE)
+endfunction()
+
+# _tune_candidates(<fn> <tuner> <space> <out-ids>): runs `tuner space <space> --json` and
+# returns the candidate ids warm compiles: the union of every bucket's pruned configs, in order
+# of first appearance.
+function(_tune_candidates fn tuner space out)
+  execute_process(COMMAND "${tuner}" space "${space}" --json
+    RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    string(STRIP "${err}" err)
+    message(FATAL_ERROR "${fn}: SPACE '${space}' is not a valid space:\n${err}\n"
+      "(read by '${tuner} space'; fix the space file and configure again)")
+  endif()
+  string(JSON nbuckets ERROR_VARIABLE jerr LENGTH "${json}" buckets)
+  if(jerr)
+    message(FATAL_ERROR "${fn}: cannot read '${tuner} space ${space} --json': ${jerr}")
+  endif()
+  set(ids)
+  if(nbuckets GREATER 0)
+    math(EXPR last_bucket "${nbuckets} - 1")
+    foreach(b RANGE ${last_bucket})
+      # One GET per bucket, then per config of that bucket's (smaller) document.
+      string(JSON configs GET "${json}" buckets ${b} configs)
+      string(JSON nconfigs LENGTH "${configs}")
+      if(nconfigs EQUAL 0)
+        continue()
+      endif()
+      math(EXPR last "${nconfigs} - 1")
+      foreach(c RANGE ${last})
+        string(JSON id GET "${configs}" ${c} id)
+        string(SHA256 h "${id}")
+        string(SUBSTRING "${h}" 0 16 h)
+        if(DEFINED seen_${h})
+          if(NOT "${seen_${h}}" STREQUAL "${id}")
+            message(FATAL_ERROR "${fn}: configs '${seen_${h}}' and '${id}' share the stamp name "
+              "c-${h}: rename a param")
+          endif()
+          continue()
+        endif()
+        set(seen_${h} "${id}")
+        list(APPEND ids "${id}")
+      endforeach()
+    endforeach()
+  endif()
+  set(${out} "${ids}" PARENT_SCOPE)
+endfunction()
+
+# _tune_global_targets(<tool> <tool-depends>): the aggregates warm and tune, the tune-check
+# target and the warm job pool, made once by the first tune_add_kernel.
+function(_tune_global_targets tool tool_depends)
+  get_property(done GLOBAL PROPERTY _TUNE_GLOBAL_TARGETS)
+  if(done)
+    return()
+  endif()
+  set_property(GLOBAL PROPERTY _TUNE_GLOBAL_TARGETS ON)
+  if(NOT TUNE_WARM_JOBS MATCHES "^[1-9][0-9]*$")
+    message(FATAL_ERROR "tune_add_kernel: TUNE_WARM_JOBS='${TUNE_WARM_JOBS}' must be a "
+      "positive number of jobs")
+  endif()
+  set_property(GLOBAL APPEND PROPERTY JOB_POOLS tune_warm=${TUNE_WARM_JOBS})
+  add_custom_target(warm)
+  add_custom_target(tune)
+  # status reads every manifest under <build>/tune; USES_TERMINAL keeps its output unbuffered.
+  add_custom_target(tune-check
+    COMMAND "${tool}" status --check --build-dir "${CMAKE_BINARY_DIR}"
+    COMMENT "Checking every tuned kernel's record"
+    USES_TERMINAL VERBATIM)
+  if(TARGET "${tool_depends}")
+    add_dependencies(tune-check ${tool_depends})
+  endif()
+endfunction()
+
+function(tune_add_kernel name)
+  set(fn "tune_add_kernel(${name})")
+  cmake_parse_arguments(PARSE_ARGV 1 arg ""
+    "SOURCE;SPACE;RECORD;ENTRY"
+    "HARNESS;ARCH;LINK_LIBRARIES;COMPILE_OPTIONS;INCLUDE_DIRECTORIES;DEFINITIONS")
+
+  # --- arguments -------------------------------------------------------------------------
+  if(arg_UNPARSED_ARGUMENTS)
+    list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
+    message(FATAL_ERROR "${fn}: unknown arguments: ${unknown} (expected SOURCE, SPACE, RECORD, "
+      "HARNESS, ENTRY, ARCH, LINK_LIBRARIES, COMPILE_OPTIONS, INCLUDE_DIRECTORIES, "
+      "DEFINITIONS)")
+  endif()
+  if(arg_KEYWORDS_MISSING_VALUES)
+    list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
+    message(FATAL_ERROR "${fn}: ${missing} given without a value")
+  endif()
+  if(NOT name MATCHES "^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
+    message(FATAL_ERROR "tune_add_kernel: kernel name '${name}' may hold only letters, digits, "
+      "'_', '.' and '-', and may not start with '.'")
+  endif()
+  foreach(required SOURCE SPACE RECORD)
+    if(NOT DEFINED arg_${required})
+      message(FATAL_ERROR "${fn}: ${required} is required: tune_add_kernel(<name> "
+        "SOURCE <kernel.cu> SPACE <space.toml> RECORD <record.json> ...)")
+    endif()
+  endforeach()
+  if(TARGET warm.${name})
+    message(FATAL_ERROR "${fn}: a kernel named '${name}' is already declared")
+  endif()
+
+  cmake_path(ABSOLUTE_PATH arg_SOURCE BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+    NORMALIZE OUTPUT_VARIABLE source)
+  cmake_path(ABSOLUTE_PATH arg_SPACE BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+    NORMALIZE OUTPUT_VARIABLE space)
+  cmake_path(ABSOLUTE_PATH arg_RECORD BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+    NORMALIZE OUTPUT_VARIABLE record)
+  if(NOT EXISTS "${source}" OR IS_DIRECTORY "${source}")
+    message(FATAL_ERROR "${fn}: SOURCE '${arg_SOURCE}' does not exist (looked for '${source}')")
+  endif()
+  cmake_path(GET source EXTENSION LAST_ONLY source_ext)
+  set(source_exts .cu)
+  if(NOT source_ext IN_LIST source_exts)
+    message(FATAL_ERROR "${fn}: SOURCE '${arg_SOURCE}' must be a CUDA file (${source_exts}): "
+      "it is compiled to a cubin per candidate")
+  endif()
+  if(NOT EXISTS "${space}" OR IS_DIRECTORY "${space}")
+    message(FATAL_ERROR "${fn}: SPACE '${arg_SPACE}' does not exist (looked for '${space}')")
+  endif()
+  if(IS_DIRECTORY "${record}")
+    message(FATAL_ERROR "${fn}: RECORD '${arg_RECORD}' is a directory, expected a .json file")
+  endif()
+
+  set(harness)
+  foreach(h IN LISTS arg_HARNESS)
+    cmake_path(ABSOLUTE_PATH h BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE
+      OUTPUT_VARIABLE h_abs)
+    if(NOT EXISTS "${h_abs}")
+      message(FATAL_ERROR "${fn}: HARNESS '${h}' does not exist (looked for '${h_abs}')")
+    endif()
+    list(APPEND harness "${h_abs}")
+  endforeach()
+
+  if(DEFINED arg_ENTRY)
+    set(entry "${arg_ENTRY}")
+    set(entry_from "ENTRY")
+  else()
+    set(entry "${name}")
+    set(entry_from "the kernel name (the default ENTRY)")
+  endif()
+  if(NOT entry MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "${fn}: ${entry_from} '${entry}' is not a C identifier: pass "
+      "ENTRY <symbol> with the kernel's extern \"C\" name")
+  endif()
+
+  _tune_resolve_archs("${fn}" archs ${arg_ARCH})
+
+  foreach(lib IN LISTS arg_LINK_LIBRARIES)
+    if(NOT TARGET "${lib}")
+      message(FATAL_ERROR "${fn}: LINK_LIBRARIES '${lib}' is not a target (declare it before "
+        "tune_add_kernel)")
+    endif()
+  endforeach()
+
+  set(refused_options -arch --gpu-architecture -gencode --generate-code -code --gpu-code
+    -o --output-file -c --compile -cubin --cubin -ptx --ptx -fatbin --fatbin)
+  foreach(opt IN LISTS arg_COMPILE_OPTIONS)
+    string(REGEX REPLACE "=.*$" "" opt_name "${opt}")
+    if(opt_name IN_LIST refused_options)
+      message(FATAL_ERROR "${fn}: COMPILE_OPTIONS may not choose the architecture or the "
+        "output ('${opt}'): warm compiles a cubin per ARCH")
+    endif()
+  endforeach()
+
+  set(includes)
+  foreach(dir IN LISTS arg_INCLUDE_DIRECTORIES)
+    cmake_path(ABSOLUTE_PATH dir BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE
+      OUTPUT_VARIABLE dir_abs)
+    list(APPEND includes "${dir_abs}")
+  endforeach()
+
+  foreach(def IN LISTS arg_DEFINITIONS)
+    if(def MATCHES "^-D")
+      message(FATAL_ERROR "${fn}: DEFINITIONS takes NAME or NAME=value, without -D: got '${def}'")
+    endif()
+    if(NOT def MATCHES "^[A-Za-z_][A-Za-z0-9_]*(=.*)?$")
+      message(FATAL_ERROR "${fn}: DEFINITIONS entry '${def}' is not NAME or NAME=value")
+    endif()
+  endforeach()
+
+  # --- tools and paths -------------------------------------------------------------------
+  _tune_find_nvcc("${fn}" nvcc)
+  _tune_configure_tuner("${fn}" configure_tuner)
+  _tune_build_tuner("${fn}" tool tool_depends)
+
+  if(DEFINED TUNE_PROJECT_ROOT AND NOT "${TUNE_PROJECT_ROOT}" STREQUAL "")
+    set(project_root "${TUNE_PROJECT_ROOT}")
+  else()
+    set(project_root "${PROJECT_SOURCE_DIR}")
+  endif()
+  if(TUNE_CACHE_DIR)
+    cmake_path(ABSOLUTE_PATH TUNE_CACHE_DIR BASE_DIRECTORY "${CMAKE_BINARY_DIR}" NORMALIZE
+      OUTPUT_VARIABLE cache_dir)
+  else()
+    set(cache_dir "${CMAKE_BINARY_DIR}/tune/cache")
+  endif()
+  set(kernel_dir "${CMAKE_BINARY_DIR}/tune/${name}")
+  set(manifest "${kernel_dir}/manifest.json")
+  set(compile_log "${CMAKE_BINARY_DIR}/tune/compile.log")
+
+  list(LENGTH archs narchs)
+  set(records_json)
+  foreach(arch IN LISTS archs)
+    if(narchs GREATER 1)
+      cmake_path(GET record EXTENSION LAST_ONLY ext)
+      cmake_path(REMOVE_EXTENSION record LAST_ONLY OUTPUT_VARIABLE stem)
+      set(record_${arch} "${stem}.${arch}${ext}")
+    else()
+      set(record_${arch} "${record}")
+    endif()
+    _tune_json(k "${arch}")
+    _tune_json(v "${record_${arch}}")
+    list(APPEND records_json "${k}: ${v}")
+  endforeach()
+  list(JOIN records_json ", " records_json)
+
+  if(CMAKE_CXX_COMPILER_ID)
+    set(host_compiler "${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}")
+  elseif(CMAKE_CUDA_HOST_COMPILER_ID)
+    set(host_compiler "${CMAKE_CUDA_HOST_COMPILER_ID} ${CMAKE_CUDA_HOST_COMPILER_VERSION}")
+  else()
+    set(host_compiler "")
+  endif()
+
+  # --- the space: validated now, and the candidate list for the build graph ----------------
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${space}")
+  _tune_candidates("${fn}" "${configure_tuner}" "${space}" candidates)
+  list(LENGTH candidates ncandidates)
+
+  # --- the manifest ----------------------------------------------------------------------
+  # Inherited include directories and definitions are generator expressions (usage
+  # requirements may hold $<BUILD_INTERFACE:...>), so the manifest is written at generate time.
+  # Our own values are escaped for JSON and for the generator expression they sit in; inherited
+  # values are placed in JSON strings as they are: one holding '"' or '\' would not be valid
+  # JSON, which the tuner then reports naming the manifest.
+  foreach(kind inc def)
+    set(${kind}_items)
+  endforeach()
+  foreach(item IN LISTS includes)
+    _tune_json_genex_literal(item "${item}")
+    list(APPEND inc_items "${item}")
+  endforeach()
+  foreach(item IN LISTS arg_DEFINITIONS)
+    _tune_json_genex_literal(item "${item}")
+    list(APPEND def_items "${item}")
+  endforeach()
+  foreach(lib IN LISTS arg_LINK_LIBRARIES)
+    list(APPEND inc_items "$<TARGET_PROPERTY:${lib},INTERFACE_INCLUDE_DIRECTORIES>")
+    list(APPEND def_items "$<TARGET_PROPERTY:${lib},INTERFACE_COMPILE_DEFINITIONS>")
+  endforeach()
+  foreach(kind inc def)
+    set(list_genex "$<FILTER:$<REMOVE_DUPLICATES:${${kind}_items}>,EXCLUDE,^$>")
+    set(${kind}_json
+      "[$<$<NOT:$<STREQUAL:${list_genex},>>:\"$<JOIN:${list_genex},\"$<COMMA> \">\">]")
+  endforeach()
+
+  _tune_json(j_name "${name}")
+  _tune_json(j_entry "${entry}")
+  _tune_json(j_root "${project_root}")
+  _tune_json(j_build "${CMAKE_BINARY_DIR}")
+  _tune_json(j_source "${source}")
+  _tune_json(j_space "${space}")
+  _tune_json_array(j_archs ${archs})
+  _tune_json_array(j_options ${arg_COMPILE_OPTIONS})
+  _tune_json(j_nvcc "${nvcc}")
+  _tune_json(j_host "${host_compiler}")
+  _tune_json(j_cache "${cache_dir}")
+  _tune_json(j_logdir "${kernel_dir}")
+  _tune_json(j_compile_log "${compile_log}")
+  _tune_json_array(j_harness ${harness})
+  _tune_json(j_tool "${tool}")
+  # The runner (the measuring supervisor built from HARNESS) arrives with the CUDA backend;
+  # until then a kernel with a harness names its files and has no runner.
+  file(GENERATE OUTPUT "${manifest}" CONTENT "{
+  \"schema_version\": 1,
+  \"kernel\": ${j_name},
+  \"entry\": ${j_entry},
+  \"project_root\": ${j_root},
+  \"build_dir\": ${j_build},
+  \"sources\": [${j_source}],
+  \"space\": ${j_space},
+  \"archs\": ${j_archs},
+  \"records\": {${records_json}},
+  \"include_directories\": ${inc_json},
+  \"definitions\": ${def_json},
+  \"compile_options\": ${j_options},
+  \"nvcc\": ${j_nvcc},
+  \"host_compiler\": ${j_host},
+  \"cache_dir\": ${j_cache},
+  \"log_dir\": ${j_logdir},
+  \"compile_log\": ${j_compile_log},
+  \"harness\": ${j_harness},
+  \"runner\": null,
+  \"tuner\": ${j_tool}
+}
+")
+
+  # --- warm: one step per candidate and architecture --------------------------------------
+  _tune_global_targets("${tool}" "${tool_depends}")
+  set(all_stamps)
+  foreach(arch IN LISTS archs)
+    set(stamps)
+    foreach(id IN LISTS candidates)
+      string(SHA256 h "${id}")
+      string(SUBSTRING "${h}" 0 16 h)
+      set(stamp "${kernel_dir}/${arch}/warm/c-${h}.stamp")
+      add_custom_command(
+        OUTPUT "${stamp}"
+        COMMAND "${tool}" warm --manifest "${manifest}" --arch "${arch}" --config "${id}"
+                --stamp "${stamp}" --depfile "${stamp}.d"
+        DEPENDS "${manifest}" "${space}" "${source}" ${tool_depends}
+        DEPFILE "${stamp}.d"
+        JOB_POOL tune_warm
+        COMMENT "warm ${name} ${arch} ${id}"
+        VERBATIM)
+      list(APPEND stamps "${stamp}")
+    endforeach()
+    add_custom_target(warm.${name}.${arch} DEPENDS ${stamps})
+    list(APPEND all_stamps "${stamps}")
+  endforeach()
+  add_custom_target(warm.${name})
+  foreach(arch IN LISTS archs)
+    add_dependencies(warm.${name} warm.${name}.${arch})
+  endforeach()
+  add_dependencies(warm warm.${name})
+
+  # --- tune: the staleness check, then the runner (never depends on warm) -------------------
+  add_custom_target(tune.${name}
+    COMMAND "${tool}" tune --manifest "${manifest}"
+    COMMENT "Checking the record of ${name}"
+    USES_TERMINAL VERBATIM)
+  if(TARGET "${tool_depends}")
+    add_dependencies(tune.${name} ${tool_depends})
+  endif()
+  add_dependencies(tune tune.${name})
+
+  # --- record tests ----------------------------------------------------------------------
+  foreach(arch IN LISTS archs)
+    if(narchs GREATER 1)
+      set(test record.${name}.${arch})
+    else()
+      set(test record.${name})
+    endif()
+    add_test(NAME ${test} COMMAND "${tool}" verify --manifest "${manifest}" --arch "${arch}")
+    set_tests_properties(${test} PROPERTIES LABELS records)
+  endforeach()
+
+  list(JOIN archs ", " archs_text)
+  message(STATUS "tune: ${name}: ${ncandidates} candidates for ${archs_text}")
+endfunction()

@@ -1,0 +1,154 @@
+# The tools tune's CMake functions run: the `tuner` at configure time (only it reads TOML, and
+# the candidate list is needed to write Ninja's graph), the `tuner` at build time, and nvcc.
+# Internal to Tune.cmake: every function here is `_tune_` prefixed.
+include_guard(GLOBAL)
+
+# _tune_configure_tuner(<fn> <out-var>)
+#
+# The tuner executable to run now, during the configure. TUNE_TUNER_EXECUTABLE when set;
+# otherwise the host tool built from this repository in <build>/_tune_host_tool: configured
+# once, then brought up to date by one `cmake --build` per configure (a no-op when nothing
+# changed), so a fresh configure of a consumer does not always rebuild it. <fn> names the
+# calling function in messages.
+function(_tune_configure_tuner fn out)
+  get_property(known GLOBAL PROPERTY _TUNE_CONFIGURE_TUNER)
+  if(known)
+    set(${out} "${known}" PARENT_SCOPE)
+    return()
+  endif()
+
+  if(TUNE_TUNER_EXECUTABLE)
+    if(NOT EXISTS "${TUNE_TUNER_EXECUTABLE}" OR IS_DIRECTORY "${TUNE_TUNER_EXECUTABLE}")
+      message(FATAL_ERROR
+        "${fn}: TUNE_TUNER_EXECUTABLE '${TUNE_TUNER_EXECUTABLE}' is not a file: point it at a "
+        "built or installed tuner, or set it empty to build the host tool during the configure")
+    endif()
+    set_property(GLOBAL PROPERTY _TUNE_CONFIGURE_TUNER "${TUNE_TUNER_EXECUTABLE}")
+    set(${out} "${TUNE_TUNER_EXECUTABLE}" PARENT_SCOPE)
+    return()
+  endif()
+
+  get_property(root GLOBAL PROPERTY _TUNE_ROOT_DIR)
+  if(NOT EXISTS "${root}/tuner/CMakeLists.txt")
+    message(FATAL_ERROR
+      "${fn}: no tuner to read the space with: this tune installation has no sources to build "
+      "the host tool from; pass -DTUNE_TUNER_EXECUTABLE=<path to tuner>")
+  endif()
+
+  set(dir "${CMAKE_BINARY_DIR}/_tune_host_tool")
+  set(log "${dir}.log")
+  # Two configures sharing a build tree must not build the tool at the same time.
+  file(MAKE_DIRECTORY "${dir}")
+  file(LOCK "${dir}" DIRECTORY GUARD FUNCTION TIMEOUT 1800 RESULT_VARIABLE lock_rc)
+  if(NOT lock_rc EQUAL 0)
+    message(FATAL_ERROR "${fn}: cannot lock '${dir}' to build the host tuner: ${lock_rc}")
+  endif()
+
+  if(NOT EXISTS "${dir}/CMakeCache.txt")
+    message(STATUS "tune: building the host tuner once, in ${dir} (log: ${log})")
+    set(args
+      -S "${root}" -B "${dir}" -G "${CMAKE_GENERATOR}"
+      -DCMAKE_BUILD_TYPE=Release
+      -DTUNE_ENABLE_TESTS=OFF -DTUNE_ENABLE_KERNELS=OFF -DTUNE_ENABLE_WERROR=OFF
+      -D_TUNE_HOST_TOOL_BUILD=ON)
+    if(CMAKE_GENERATOR_PLATFORM)
+      list(APPEND args -A "${CMAKE_GENERATOR_PLATFORM}")
+    endif()
+    if(CMAKE_GENERATOR_TOOLSET)
+      list(APPEND args -T "${CMAKE_GENERATOR_TOOLSET}")
+    endif()
+    # Same compiler, make program and package search paths as the consumer, so the tool is
+    # built the way the consumer's own targets are.
+    foreach(var CMAKE_CXX_COMPILER CMAKE_MAKE_PROGRAM CMAKE_PREFIX_PATH TUNE_TOMLPP_INCLUDE_DIR)
+      if(${var})
+        string(REPLACE ";" "\\;" value "${${var}}")
+        list(APPEND args "-D${var}=${value}")
+      endif()
+    endforeach()
+    execute_process(COMMAND "${CMAKE_COMMAND}" ${args}
+      RESULT_VARIABLE rc OUTPUT_VARIABLE output ERROR_VARIABLE output)
+    file(WRITE "${log}" "${output}")
+    if(NOT rc EQUAL 0)
+      file(REMOVE "${dir}/CMakeCache.txt")
+      message(FATAL_ERROR
+        "${fn}: configuring the host tuner in '${dir}' failed (log: ${log}):\n${output}\n"
+        "Fix the error above, or pass -DTUNE_TUNER_EXECUTABLE=<path to a built tuner>")
+    endif()
+  endif()
+
+  # Up to date check on every configure: Ninja's no-op build costs a fraction of a second.
+  cmake_host_system_information(RESULT cores QUERY NUMBER_OF_LOGICAL_CORES)
+  execute_process(
+    COMMAND "${CMAKE_COMMAND}" --build "${dir}" --target tuner --config Release --parallel ${cores}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  file(APPEND "${log}" "${output}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR
+      "${fn}: building the host tuner in '${dir}' failed (log: ${log}):\n${output}\n"
+      "Fix the error above, or pass -DTUNE_TUNER_EXECUTABLE=<path to a built tuner>")
+  endif()
+  set(where "${dir}/tuner-location-Release.txt")
+  if(NOT EXISTS "${where}")
+    message(FATAL_ERROR "${fn}: the host tuner build in '${dir}' did not say where the tool is "
+      "('${where}' is missing): remove '${dir}' and configure again")
+  endif()
+  file(READ "${where}" tool)
+  if(NOT EXISTS "${tool}")
+    message(FATAL_ERROR "${fn}: the host tuner '${tool}' was not built: remove '${dir}' and "
+      "configure again")
+  endif()
+  set_property(GLOBAL PROPERTY _TUNE_CONFIGURE_TUNER "${tool}")
+  set(${out} "${tool}" PARENT_SCOPE)
+endfunction()
+
+# _tune_build_tuner(<fn> <out-command> <out-depends>)
+#
+# The tuner that build steps and tests run, as a path or generator expression, and what a
+# step must depend on for it to be built: TUNE_TUNER_EXECUTABLE when set (a file dependency);
+# else the in-tree `tuner` target on a single-configuration generator (so that edits to the
+# tool take effect on the next build); else the configure-time host tool.
+function(_tune_build_tuner fn out_command out_depends)
+  if(TUNE_TUNER_EXECUTABLE)
+    set(${out_command} "${TUNE_TUNER_EXECUTABLE}" PARENT_SCOPE)
+    set(${out_depends} "${TUNE_TUNER_EXECUTABLE}" PARENT_SCOPE)
+    return()
+  endif()
+  get_property(multi GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+  if(TARGET tuner AND NOT multi)
+    set(${out_command} "$<TARGET_FILE:tuner>" PARENT_SCOPE)
+    set(${out_depends} tuner PARENT_SCOPE)
+    return()
+  endif()
+  _tune_configure_tuner("${fn}" tool)
+  set(${out_command} "${tool}" PARENT_SCOPE)
+  set(${out_depends} "${tool}" PARENT_SCOPE)
+endfunction()
+
+# _tune_find_nvcc(<fn> <out-var>)
+#
+# The CUDA compiler warm runs: TUNE_NVCC_EXECUTABLE, else the enabled CUDA language's nvcc,
+# else nvcc found in the usual places. Stops the configure with the fix when there is none.
+function(_tune_find_nvcc fn out)
+  if(NOT TUNE_NVCC_EXECUTABLE)
+    if(CMAKE_CUDA_COMPILER AND CMAKE_CUDA_COMPILER_ID STREQUAL "NVIDIA")
+      set(TUNE_NVCC_EXECUTABLE "${CMAKE_CUDA_COMPILER}" CACHE FILEPATH "CUDA compiler warm runs")
+    else()
+      set(hints)
+      foreach(root "${CUDAToolkit_ROOT}" "$ENV{CUDAToolkit_ROOT}" "$ENV{CUDA_PATH}" "$ENV{CUDA_HOME}")
+        if(root)
+          list(APPEND hints "${root}/bin")
+        endif()
+      endforeach()
+      find_program(TUNE_NVCC_EXECUTABLE NAMES nvcc
+        HINTS ${hints} PATHS /usr/local/cuda/bin
+        DOC "CUDA compiler warm runs")
+    endif()
+  endif()
+  if(NOT TUNE_NVCC_EXECUTABLE OR NOT EXISTS "${TUNE_NVCC_EXECUTABLE}")
+    message(FATAL_ERROR
+      "${fn}: cannot find nvcc, which warm runs and cache keys fingerprint: pass "
+      "-DTUNE_NVCC_EXECUTABLE=/path/to/nvcc or -DCUDAToolkit_ROOT=<toolkit>, or put nvcc on "
+      "the PATH")
+  endif()
+  set(${out} "${TUNE_NVCC_EXECUTABLE}" PARENT_SCOPE)
+endfunction()

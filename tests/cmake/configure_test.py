@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""tune_add_kernel at configure time: the architecture rules, the space check, and every
+malformed call stops the configure with a message that names the function.
+
+One scratch project whose CMakeLists.txt is rewritten per case, configured again in the same
+build tree (the compiler checks run once).
+"""
+
+import json
+import unittest
+
+import consumer
+from consumer import Project, squash
+
+HEAD = """cmake_minimum_required(VERSION 3.25...4.4)
+project(tune_consumer LANGUAGES CXX)
+enable_testing()
+add_subdirectory("${TUNE_SOURCE_DIR}" tune)
+add_library(scale_defs INTERFACE)
+target_include_directories(scale_defs INTERFACE ${CMAKE_CURRENT_SOURCE_DIR}/include)
+target_compile_definitions(scale_defs INTERFACE SCALE_FACTOR=2.0f)
+"""
+
+GOOD = "SOURCE kernels/scale.cu SPACE spaces/scale.toml RECORD records/scale.json"
+
+KNOWN = ("sm_50, sm_52, sm_53, sm_60, sm_61, sm_62, sm_70, sm_72, sm_75, sm_80, sm_86, sm_87, "
+         "sm_89, sm_90, sm_100, sm_101, sm_103, sm_110, sm_120, sm_121")
+
+
+class ConfigureTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.p = Project("configure")
+
+    def configure(self, body, *defs, archs_unset=True):
+        self.p.write("CMakeLists.txt", HEAD + body + "\n")
+        extra = list(defs)
+        if not any(d.startswith("-DTUNE_ARCH=") for d in extra):
+            extra.append("-DTUNE_ARCH=")
+        if archs_unset and not any(d.startswith("-DCMAKE_CUDA_ARCHITECTURES=") for d in extra):
+            extra += ["-U", "CMAKE_CUDA_ARCHITECTURES"]
+        return self.p.configure(*extra)
+
+    def assert_fails(self, body, message, *defs):
+        result = self.configure(body, *defs)
+        self.assertNotEqual(result.rc, 0, result)
+        self.assertIn(squash(message), squash(result.stderr), result)
+        self.assertIn("TuneKernel.cmake", result.stderr)
+
+    def test_unknown_arguments(self):
+        self.assert_fails(
+            f"tune_add_kernel(scale BOGUS 1 {GOOD} ARCH sm_90)",
+            "tune_add_kernel(scale): unknown arguments: BOGUS 1 (expected SOURCE, SPACE, RECORD, "
+            "HARNESS, ENTRY, ARCH, LINK_LIBRARIES, COMPILE_OPTIONS, INCLUDE_DIRECTORIES, "
+            "DEFINITIONS)")
+
+    def test_missing_required_argument(self):
+        self.assert_fails(
+            "tune_add_kernel(scale SOURCE kernels/scale.cu RECORD records/scale.json ARCH sm_90)",
+            "tune_add_kernel(scale): SPACE is required: tune_add_kernel(<name> SOURCE <kernel.cu> "
+            "SPACE <space.toml> RECORD <record.json> ...)")
+
+    def test_keyword_without_value(self):
+        self.assert_fails(f"tune_add_kernel(scale {GOOD} ARCH sm_90 ENTRY)",
+                          "tune_add_kernel(scale): ENTRY given without a value")
+
+    def test_missing_source_file(self):
+        self.assert_fails(
+            "tune_add_kernel(scale SOURCE kernels/none.cu SPACE spaces/scale.toml "
+            "RECORD records/scale.json ARCH sm_90)",
+            f"tune_add_kernel(scale): SOURCE 'kernels/none.cu' does not exist (looked for "
+            f"'{self.p.src}/kernels/none.cu')")
+
+    def test_link_library_that_is_not_a_target(self):
+        self.assert_fails(
+            f"tune_add_kernel(scale {GOOD} ARCH sm_90 LINK_LIBRARIES nope)",
+            "tune_add_kernel(scale): LINK_LIBRARIES 'nope' is not a target (declare it before "
+            "tune_add_kernel)")
+
+    def test_compile_options_may_not_choose_the_architecture(self):
+        self.assert_fails(
+            f"tune_add_kernel(scale {GOOD} ARCH sm_90 COMPILE_OPTIONS -lineinfo -arch=sm_80)",
+            "tune_add_kernel(scale): COMPILE_OPTIONS may not choose the architecture or the "
+            "output ('-arch=sm_80'): warm compiles a cubin per ARCH")
+
+    def test_unknown_architecture(self):
+        self.assert_fails(
+            f"tune_add_kernel(scale {GOOD} ARCH sm_91)",
+            f"tune_add_kernel(scale): unknown architecture 'sm_91' in ARCH; known: {KNOWN} "
+            f"(optionally with an 'a' or 'f' suffix)")
+
+    def test_bare_architecture_number(self):
+        self.assert_fails(f"tune_add_kernel(scale {GOOD} ARCH 90)",
+                          "tune_add_kernel(scale): ARCH '90' is not of the form sm_XX: did you "
+                          "mean 'sm_90'?")
+
+    def test_no_architecture_at_all(self):
+        self.assert_fails(
+            f"tune_add_kernel(scale {GOOD})",
+            "tune_add_kernel(scale): no architecture chosen: pass ARCH sm_90 or "
+            "-DTUNE_ARCH=sm_90 (or set CMAKE_CUDA_ARCHITECTURES explicitly)")
+
+    def test_native_cuda_architectures_refused(self):
+        self.assert_fails(
+            f"tune_add_kernel(scale {GOOD})",
+            "tune_add_kernel(scale): CMAKE_CUDA_ARCHITECTURES='native' does not name the "
+            "architectures a record is tuned for: pass ARCH sm_90 or -DTUNE_ARCH=sm_90",
+            "-DCMAKE_CUDA_ARCHITECTURES=native")
+
+    def test_tune_arch_all_refused(self):
+        self.assert_fails(
+            f"tune_add_kernel(scale {GOOD})",
+            "tune_add_kernel(scale): TUNE_ARCH 'all' is not an architecture a record can be "
+            "tuned for: pass ARCH sm_90 or -DTUNE_ARCH=sm_90 (the architectures of the GPUs you "
+            "tune on)",
+            "-DTUNE_ARCH=all")
+
+    def test_cmake_default_cuda_architectures_refused(self):
+        # enable_language(CUDA) fills in the compiler's default when nobody chose one.
+        self.p.write("CMakeLists.txt", HEAD + "enable_language(CUDA)\n"
+                     f"tune_add_kernel(scale {GOOD})\n")
+        result = self.p.configure("-DTUNE_ARCH=", "-U", "CMAKE_CUDA_ARCHITECTURES")
+        self.assertNotEqual(result.rc, 0, result)
+        self.assertRegex(
+            squash(result.stderr),
+            r"tune_add_kernel\(scale\): no architecture chosen \(CMAKE_CUDA_ARCHITECTURES is "
+            r"CMake's default '[0-9a-z;-]+'\): pass ARCH sm_90 or -DTUNE_ARCH=sm_90")
+
+    def test_space_that_does_not_parse(self):
+        self.p.write("spaces/bad.toml",
+                     'schema = 1\nkernel = "scale"\n\n[params]\nBLOCK = [128, "x"]\n')
+        diag = self.p.tuner("space", self.p.src / "spaces" / "bad.toml")
+        self.assertEqual(diag.rc, 2, diag)
+        self.assert_fails(
+            "tune_add_kernel(scale SOURCE kernels/scale.cu SPACE spaces/bad.toml "
+            "RECORD records/scale.json ARCH sm_90)",
+            f"tune_add_kernel(scale): SPACE '{self.p.src}/spaces/bad.toml' is not a valid space:\n"
+            f"{diag.stderr.strip()}\n(read by '{consumer.ARGS.tuner} space'; fix the space file "
+            f"and configure again)")
+
+    def test_explicit_cuda_architectures_give_one_record_per_arch(self):
+        result = self.configure(f"tune_add_kernel(scale {GOOD} LINK_LIBRARIES scale_defs)",
+                                "-DCMAKE_CUDA_ARCHITECTURES=80-real;90")
+        self.assertEqual(result.rc, 0, result)
+        self.assertIn("-- tune: scale: 4 candidates for sm_80, sm_90\n", result.stdout)
+        m = json.loads(self.p.manifest("scale").read_text())
+        self.assertEqual(m["archs"], ["sm_80", "sm_90"])
+        self.assertEqual(m["records"], {"sm_80": f"{self.p.src}/records/scale.sm_80.json",
+                                        "sm_90": f"{self.p.src}/records/scale.sm_90.json"})
+        tests = consumer.run(["ctest", "--test-dir", self.p.build, "-N"])
+        self.assertIn("Test #1: record.scale.sm_80\n", tests.stdout)
+        self.assertIn("Test #2: record.scale.sm_90\n", tests.stdout)
+        targets = consumer.run(["ninja", "-C", self.p.build, "-t", "targets", "all"]).stdout
+        for target in ("warm.scale.sm_80:", "warm.scale.sm_90:", "warm.scale:", "warm:",
+                       "tune.scale:", "tune:", "tune-check:"):
+            self.assertIn("\n" + target, "\n" + targets)
+
+    def test_space_is_a_configure_dependency(self):
+        result = self.configure(f"tune_add_kernel(scale {GOOD} ARCH sm_90)")
+        self.assertEqual(result.rc, 0, result)
+        self.assertIn("-- tune: scale: 4 candidates for sm_90\n", result.stdout)
+        space = self.p.src / "spaces" / "scale.toml"
+        space.write_text(space.read_text().replace("BLOCK = [128, 256]", "BLOCK = [64, 128, 256]"))
+        # Any build re-runs the configure first, which re-reads the space.
+        build = self.p.build_target("tune-check")
+        self.assertIn("-- tune: scale: 6 candidates for sm_90\n", build.stdout)
+        space.write_text(space.read_text().replace("BLOCK = [64, 128, 256]", "BLOCK = [128, 256]"))
+
+
+if __name__ == "__main__":
+    consumer.main()

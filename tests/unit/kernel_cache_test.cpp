@@ -1,0 +1,407 @@
+#include <tuner/core/kernel_cache.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <tuner/core/hash.hpp>
+#include <tuner/core/result.hpp>
+
+namespace tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What nvcc 13.0 printed for `nvcc -cubin -arch=sm_90 -Xptxas=-v` of a module with two entries.
+constexpr const char* ptxas_13 = R"(ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'k2' for 'sm_90'
+ptxas info    : Function properties for k2
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 8 registers, used 0 barriers
+ptxas info    : Compile time = 14.500 ms
+ptxas info    : Compiling entry function 'k' for 'sm_90'
+ptxas info    : Function properties for k
+    256 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 32 registers, used 1 barriers, 256 bytes cumulative stack size, 4096 bytes smem
+ptxas info    : Compile time = 39.764 ms
+)";
+
+// The same kernel with a 64 KiB static __shared__ array: ptxas refuses it, and still reports.
+constexpr const char* ptxas_13_too_much_shared =
+    R"(ptxas error   : Entry function 'k' uses too much shared data (0x10000 bytes, 0xc000 max)
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'k' for 'sm_90'
+ptxas info    : Function properties for k
+    256 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 32 registers, used 1 barriers, 256 bytes cumulative stack size, 65536 bytes smem
+)";
+
+// The older format (CUDA 11), with constant banks and lmem, and a device function that was not
+// inlined between the entry's lines.
+constexpr const char* ptxas_11 = R"(ptxas info    : 16 bytes gmem, 72 bytes cmem[3]
+ptxas info    : Function properties for _Z6helperv
+    16 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Compiling entry function '_Z4gemmPf' for 'sm_80'
+ptxas info    : Function properties for _Z4gemmPf
+    24 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads
+ptxas info    : Used 40 registers, 16384 bytes smem, 352 bytes cmem[0], 8 bytes cmem[2], 24 bytes lmem
+)";
+
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() /
+            ("tune-kernel-cache-" + std::string(info->name()) + "-" + std::to_string(::getpid()));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// A stand-in for nvcc: a shell script that prints `output`, writes `cubin` (when not empty) to
+// the path given as its first argument, and exits with `status`.
+fs::path fake_compiler(const fs::path& dir, const std::string& output, const std::string& cubin,
+                       int status) {
+  const fs::path script = dir / "fake-nvcc.sh";
+  write(dir / "output.txt", output);
+  std::string text = "#!/bin/sh\ncat '" + (dir / "output.txt").string() + "'\n";
+  if (!cubin.empty()) text += "printf '%s' '" + cubin + "' > \"$1\"\n";
+  text += "exit " + std::to_string(status) + "\n";
+  write(script, text);
+  fs::permissions(script, fs::perms::owner_all);
+  return script;
+}
+
+CompileRequest request_for(const fs::path& script, const std::string& key,
+                           const std::string& arch = "sm_90") {
+  CompileRequest r;
+  r.key = key;
+  r.arch = arch;
+  r.config_id = "BLOCK=128";
+  r.entry = "k";
+  r.argv_keyed = {"nvcc", "-cubin", "-o", "<out>", "kernels/k.cu"};
+  r.dependencies = {"kernels/k.cu", "tile.cuh"};
+  r.command = [script](const fs::path& out) {
+    return std::vector<std::string>{"/bin/sh", script.string(), out.string()};
+  };
+  return r;
+}
+
+std::string read_text(const fs::path& p) {
+  return read_file(p);
+}
+
+TEST(KernelCacheTest, StatusNamesRoundTrip) {
+  for (CacheStatus s : {CacheStatus::ok, CacheStatus::failed, CacheStatus::over_limit})
+    EXPECT_EQ(parse_cache_status(to_string(s)), s);
+  EXPECT_EQ(to_string(CacheStatus::over_limit), "over_limit");
+  EXPECT_EQ(parse_cache_status("invalid"), std::nullopt);
+}
+
+TEST(KernelCacheTest, ParsesCuda13PtxasReport) {
+  const auto found = parse_ptxas_resources(ptxas_13);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found.at("k"), (KernelResources{32, 4096, 256, 0}));
+  EXPECT_EQ(found.at("k2"), (KernelResources{8, 0, 0, 0}));
+}
+
+TEST(KernelCacheTest, ParsesOlderPtxasReportWithConstantBanksAndLmem) {
+  const auto found = parse_ptxas_resources(ptxas_11);
+  ASSERT_EQ(found.size(), 1u);
+  // lmem wins over the stack frame; every cmem bank is summed; the helper has no Used line.
+  EXPECT_EQ(found.at("_Z4gemmPf"), (KernelResources{40, 16384, 24, 360}));
+}
+
+TEST(KernelCacheTest, ParsesTheReportOfAFailedCompile) {
+  const auto found = parse_ptxas_resources(ptxas_13_too_much_shared);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found.at("k").shared_bytes, 65536);
+}
+
+TEST(KernelCacheTest, IgnoresTextThatIsNotAReport) {
+  EXPECT_TRUE(parse_ptxas_resources("").empty());
+  EXPECT_TRUE(
+      parse_ptxas_resources("k.cu(3): error: boom\nptxas info    : Used 9 registers\n").empty());
+}
+
+TEST(KernelCacheTest, ArchLimitsTable) {
+  constexpr std::int64_t kib = 1024;
+  EXPECT_EQ(arch_limits("sm_70")->max_shared_per_block, 96 * kib);
+  EXPECT_EQ(arch_limits("sm_75")->max_shared_per_block, 64 * kib);
+  EXPECT_EQ(arch_limits("sm_80")->max_shared_per_block, 163 * kib);
+  EXPECT_EQ(arch_limits("sm_86")->max_shared_per_block, 99 * kib);
+  EXPECT_EQ(arch_limits("sm_89")->max_shared_per_block, 99 * kib);
+  EXPECT_EQ(arch_limits("sm_90")->max_shared_per_block, 227 * kib);
+  EXPECT_EQ(arch_limits("sm_90a")->max_shared_per_block, 227 * kib);
+  EXPECT_EQ(arch_limits("sm_120")->max_shared_per_block, 99 * kib);
+  EXPECT_EQ(arch_limits("sm_90")->max_registers_per_thread, 255);
+  EXPECT_EQ(arch_limits("sm_90")->max_static_shared, 48 * kib);
+  EXPECT_EQ(arch_limits("sm_91"), std::nullopt);
+  EXPECT_EQ(arch_limits("90"), std::nullopt);
+  EXPECT_EQ(arch_limits("sm_90x"), std::nullopt);
+}
+
+TEST(KernelCacheTest, ExceededLimitNamesFunctionUseAndLimit) {
+  const ArchLimits limits = *arch_limits("sm_90");
+  EXPECT_EQ(exceeded_limit("k", {32, 4096, 0, 0}, limits, "sm_90"), std::nullopt);
+  EXPECT_EQ(exceeded_limit("k", {32, 49152, 0, 0}, limits, "sm_90"), std::nullopt);
+  EXPECT_EQ(exceeded_limit("k", {32, 65536, 0, 0}, limits, "sm_90"),
+            "function 'k' uses 65536 bytes of static shared memory, over the limit of 49152 bytes "
+            "on sm_90");
+  EXPECT_EQ(exceeded_limit("k", {256, 0, 0, 0}, limits, "sm_90"),
+            "function 'k' uses 256 registers per thread, over the limit of 255 on sm_90");
+  ArchLimits small;
+  small.max_static_shared = 96 * 1024;
+  small.max_shared_per_block = 64 * 1024;
+  EXPECT_EQ(exceeded_limit("k", {32, 65537, 0, 0}, small, "sm_75"),
+            "function 'k' uses 65537 bytes of shared memory, over the limit of 65536 bytes per "
+            "block on sm_75");
+}
+
+TEST(KernelCacheTest, EntryJsonRoundTrip) {
+  CacheEntry e;
+  e.key = "abc";
+  e.status = CacheStatus::over_limit;
+  e.reason = "too big";
+  e.compiler_output = "ptxas error";
+  e.resources = KernelResources{32, 65536, 256, 0};
+  e.arch = "sm_90";
+  e.config_id = "SMEM=64";
+  e.argv = {"nvcc", "-cubin"};
+  e.dependencies = {"k.cu"};
+  const nlohmann::json j = e;
+  EXPECT_EQ(j.dump(),
+            R"({"arch":"sm_90","argv":["nvcc","-cubin"],"compiler_output":"ptxas error",)"
+            R"("config_id":"SMEM=64","cubin_sha256":"","dependencies":["k.cu"],"key":"abc",)"
+            R"("key_schema":"k1","reason":"too big","resources":{"const_bytes":0,)"
+            R"("local_bytes":256,"registers":32,"shared_bytes":65536},"schema_version":1,)"
+            R"("status":"over_limit"})");
+  const CacheEntry back = j.get<CacheEntry>();
+  EXPECT_EQ(back.status, CacheStatus::over_limit);
+  EXPECT_EQ(back.resources, e.resources);
+  EXPECT_EQ(back.argv, e.argv);
+
+  nlohmann::json bad = j;
+  bad["status"] = "maybe";
+  EXPECT_THROW(bad.get<CacheEntry>(), nlohmann::json::exception);
+  bad = j;
+  bad.erase("key");
+  EXPECT_THROW(bad.get<CacheEntry>(), nlohmann::json::exception);
+}
+
+TEST(KernelCacheTest, StoreThenLookupOkEntry) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path() / "cache");
+  EXPECT_EQ(cache.lookup("k1"), std::nullopt);
+  const fs::path cubin = cache.temp_path("k1", ".cubin");
+  EXPECT_EQ(cubin.parent_path(), cache.dir());
+  write(cubin, "CUBIN");
+  CacheEntry e;
+  e.key = "k1";
+  e.status = CacheStatus::ok;
+  const CacheEntry stored = cache.store(e, cubin);
+  EXPECT_EQ(stored.cubin_sha256, sha256_hex("CUBIN"));
+  EXPECT_FALSE(fs::exists(cubin));
+  EXPECT_EQ(read_text(cache.cubin_path("k1")), "CUBIN");
+  const auto hit = cache.lookup("k1");
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->cubin_sha256, sha256_hex("CUBIN"));
+  // No temporary file is left behind.
+  int files = 0;
+  for (const auto& f : fs::directory_iterator(cache.dir())) {
+    (void)f;
+    ++files;
+  }
+  EXPECT_EQ(files, 2);
+}
+
+TEST(KernelCacheTest, LookupRechecksKeyAndCubin) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path());
+  const fs::path cubin = cache.temp_path("k1", ".cubin");
+  write(cubin, "CUBIN");
+  CacheEntry e;
+  e.key = "k1";
+  cache.store(e, cubin);
+  ASSERT_TRUE(cache.lookup("k1").has_value());
+
+  write(cache.cubin_path("k1"), "TAMPERED");  // the cubin no longer matches its entry
+  EXPECT_EQ(cache.lookup("k1"), std::nullopt);
+  fs::remove(cache.cubin_path("k1"));  // gone
+  EXPECT_EQ(cache.lookup("k1"), std::nullopt);
+
+  // An entry filed under another key's name is a miss.
+  fs::copy_file(cache.entry_path("k1"), cache.entry_path("k2"));
+  EXPECT_EQ(cache.lookup("k2"), std::nullopt);
+
+  write(cache.entry_path("k3"), "{not json");
+  EXPECT_EQ(cache.lookup("k3"), std::nullopt);
+
+  nlohmann::json other = nlohmann::json::parse(read_text(cache.entry_path("k1")));
+  other["key"] = "k4";
+  other["status"] = "failed";
+  other["schema_version"] = 2;
+  write(cache.entry_path("k4"), other.dump());
+  EXPECT_EQ(cache.lookup("k4"), std::nullopt);
+  other["schema_version"] = 1;
+  write(cache.entry_path("k4"), other.dump());
+  EXPECT_TRUE(cache.lookup("k4").has_value());  // invalid entries need no cubin
+}
+
+TEST(KernelCacheTest, CompileLogAppendsWholeLines) {
+  TempDir tmp;
+  const fs::path log = tmp.path() / "sub" / "compile.log";
+  append_compile_log(log, "aaa", "BLOCK=64");
+  append_compile_log(log, "bbb", "LAYOUT=\"row\"");
+  EXPECT_EQ(read_text(log), "aaa BLOCK=64\nbbb LAYOUT=\"row\"\n");
+}
+
+TEST(KernelCacheTest, CompileIntoCacheOkThenHit) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path() / "cache");
+  const fs::path log = tmp.path() / "compile.log";
+  const fs::path script = fake_compiler(tmp.path(), ptxas_13, "CUBIN-BYTES", 0);
+  const CompileOutcome first = compile_into_cache(cache, request_for(script, "key1"), log);
+  EXPECT_TRUE(first.compiled);
+  EXPECT_EQ(first.entry.status, CacheStatus::ok);
+  EXPECT_EQ(first.entry.reason, "");
+  EXPECT_EQ(first.entry.resources, (KernelResources{32, 4096, 256, 0}));
+  EXPECT_EQ(first.entry.compiler_output, ptxas_13);
+  EXPECT_EQ(first.entry.cubin_sha256, sha256_hex("CUBIN-BYTES"));
+  EXPECT_EQ(first.entry.config_id, "BLOCK=128");
+  EXPECT_EQ(first.entry.dependencies, (std::vector<std::string>{"kernels/k.cu", "tile.cuh"}));
+  EXPECT_EQ(read_text(cache.cubin_path("key1")), "CUBIN-BYTES");
+
+  const CompileOutcome second = compile_into_cache(cache, request_for(script, "key1"), log);
+  EXPECT_FALSE(second.compiled);
+  EXPECT_EQ(second.entry.status, CacheStatus::ok);
+  EXPECT_EQ(read_text(log), "key1 BLOCK=128\n");  // one compiler run, one line
+}
+
+TEST(KernelCacheTest, CompileFailureIsStoredInvalidWithTheCompilerOutput) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path() / "cache");
+  const fs::path log = tmp.path() / "compile.log";
+  const std::string output =
+      "kernels/k.cu(3): error: #error directive: \"BLOCK must be a multiple of 32\"\n"
+      "1 error detected in the compilation of \"kernels/k.cu\".\n";
+  const fs::path script = fake_compiler(tmp.path(), output, "", 2);
+  const CompileOutcome out = compile_into_cache(cache, request_for(script, "key2"), log);
+  EXPECT_TRUE(out.compiled);
+  EXPECT_EQ(out.entry.status, CacheStatus::failed);
+  EXPECT_EQ(out.entry.reason,
+            "the compiler exited with status 2: kernels/k.cu(3): error: #error directive: "
+            "\"BLOCK must be a multiple of 32\"");
+  EXPECT_EQ(out.entry.compiler_output, output);
+  EXPECT_EQ(out.entry.resources, std::nullopt);
+  EXPECT_FALSE(fs::exists(cache.cubin_path("key2")));
+  // Cached: a second warm does not run the compiler again.
+  EXPECT_FALSE(compile_into_cache(cache, request_for(script, "key2"), log).compiled);
+  EXPECT_EQ(read_text(log), "key2 BLOCK=128\n");
+}
+
+TEST(KernelCacheTest, OverLimitFromPtxasIsNotACompileFailure) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path() / "cache");
+  const fs::path script = fake_compiler(tmp.path(), ptxas_13_too_much_shared, "", 255);
+  const CompileOutcome out =
+      compile_into_cache(cache, request_for(script, "key3"), tmp.path() / "compile.log");
+  EXPECT_EQ(out.entry.status, CacheStatus::over_limit);
+  EXPECT_EQ(out.entry.reason,
+            "function 'k' uses 65536 bytes of static shared memory, over the limit of 49152 "
+            "bytes on sm_90");
+  EXPECT_EQ(out.entry.resources->shared_bytes, 65536);
+  EXPECT_FALSE(fs::exists(cache.cubin_path("key3")));
+}
+
+TEST(KernelCacheTest, OverLimitEvenWhenTheCompilerSucceeds) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path() / "cache");
+  // sm_75 allows 64 KiB per block; this report says 48 KiB static, within the static limit.
+  const std::string report =
+      "ptxas info    : Compiling entry function 'k' for 'sm_75'\n"
+      "ptxas info    : Used 255 registers, 49152 bytes smem\n"
+      "ptxas info    : Compiling entry function 'other' for 'sm_75'\n"
+      "ptxas info    : Used 300 registers\n";
+  const fs::path script = fake_compiler(tmp.path(), report, "CUBIN", 0);
+  const CompileOutcome out =
+      compile_into_cache(cache, request_for(script, "key4", "sm_75"), tmp.path() / "log");
+  EXPECT_EQ(out.entry.status, CacheStatus::over_limit);
+  EXPECT_EQ(out.entry.reason,
+            "function 'other' uses 300 registers per thread, over the limit of 255 on sm_75");
+  EXPECT_EQ(out.entry.resources, (KernelResources{255, 49152, 0, 0}));
+  EXPECT_EQ(out.entry.cubin_sha256, "");
+  EXPECT_FALSE(fs::exists(cache.cubin_path("key4")));
+}
+
+TEST(KernelCacheTest, CompilerThatWritesNoCubinFailed) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path() / "cache");
+  const fs::path script = fake_compiler(tmp.path(), "", "", 0);
+  const CompileOutcome out =
+      compile_into_cache(cache, request_for(script, "key5"), tmp.path() / "log");
+  EXPECT_EQ(out.entry.status, CacheStatus::failed);
+  EXPECT_EQ(out.entry.reason.rfind("the compiler exited with status 0 but wrote no cubin to '", 0),
+            0u);
+}
+
+TEST(KernelCacheTest, MissingCompilerIsAnEnvironmentError) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path() / "cache");
+  CompileRequest r = request_for(tmp.path() / "none", "key6");
+  r.command = [](const fs::path&) {
+    return std::vector<std::string>{"/nonexistent/nvcc", "-cubin"};
+  };
+  try {
+    compile_into_cache(cache, r, tmp.path() / "log");
+    FAIL() << "expected tune::error";
+  } catch (const error& e) {
+    EXPECT_STREQ(e.what(), "cannot run '/nonexistent/nvcc': No such file or directory");
+  }
+  EXPECT_EQ(cache.lookup("key6"), std::nullopt);
+}
+
+TEST(KernelCacheTest, RunProcessCapturesOutputAndStatus) {
+  const ProcessResult r = run_process({"/bin/sh", "-c", "echo out; echo err >&2; exit 7"});
+  EXPECT_EQ(r.exit_status, 7);
+  EXPECT_FALSE(r.signaled);
+  EXPECT_EQ(r.output, "out\nerr\n");
+  const ProcessResult killed = run_process({"/bin/sh", "-c", "kill -9 $$"});
+  EXPECT_TRUE(killed.signaled);
+  EXPECT_EQ(killed.exit_status, 128 + 9);
+}
+
+TEST(KernelCacheTest, DepfileEscapesSpacesHashAndDollar) {
+  EXPECT_EQ(make_depfile("/b/c-1.stamp", {"/src/k.cu", "/src/my dir/t#1.cuh", "/src/$x.h"}),
+            "/b/c-1.stamp: \\\n  /src/k.cu \\\n  /src/my\\ dir/t\\#1.cuh \\\n  /src/$$x.h\n");
+  EXPECT_EQ(make_depfile("/b/s", {}), "/b/s:\n");
+}
+
+TEST(KernelCacheTest, CacheDirFromEnvironment) {
+  ::unsetenv("TUNE_CACHE_DIR");
+  EXPECT_EQ(effective_cache_dir("/build/tune/cache"), fs::path("/build/tune/cache"));
+  ::setenv("TUNE_CACHE_DIR", "", 1);
+  EXPECT_EQ(effective_cache_dir("/build/tune/cache"), fs::path("/build/tune/cache"));
+  ::setenv("TUNE_CACHE_DIR", "/shared/cache", 1);
+  EXPECT_EQ(effective_cache_dir("/build/tune/cache"), fs::path("/shared/cache"));
+  ::unsetenv("TUNE_CACHE_DIR");
+}
+
+}  // namespace
+}  // namespace tune

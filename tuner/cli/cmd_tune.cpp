@@ -1,0 +1,129 @@
+// `tuner tune`: what the `tune.<name>` target runs. First the staleness check, with the same
+// verification as `tuner verify` and the record tests: a record that verifies for every
+// architecture prints one line each and nothing is compiled (tune.<name> does not depend on
+// warm). A stale or missing record is re-tuned by the kernel's runner, which comes with the CUDA
+// backend; until then this says why the record is stale and what can be done.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <tuner/cli/commands.hpp>
+#include <tuner/core/hash.hpp>
+#include <tuner/core/verify.hpp>
+
+namespace tune::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TuneOptions {
+  std::string manifest;
+  std::string arch;
+};
+
+// `path` relative to the project root when it lies inside it: what people recognise.
+std::string shown_path(const fs::path& path, const fs::path& root) {
+  const fs::path rel = path.lexically_relative(root);
+  if (!rel.empty() && *rel.begin() != "..") return rel.string();
+  return path.string();
+}
+
+// The HARNESS files the manifest lists (an extension of the manifest that the CMake functions
+// write; the runner is built from them).
+std::vector<std::string> harness_files(const fs::path& manifest_path) {
+  std::vector<std::string> out;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_file(manifest_path));
+    if (j.contains("harness") && j["harness"].is_array())
+      for (const auto& h : j["harness"])
+        if (h.is_string()) out.push_back(h.get<std::string>());
+  } catch (const std::exception&) {
+    // load_kernel_build already read this file; a harness list it cannot give is no list
+  }
+  return out;
+}
+
+int run_tune(const TuneOptions& opt) {
+  result<KernelBuild> build = load_kernel_build(opt.manifest);
+  if (!build) {
+    fmt::print(stderr, "{}\n", build.error().str());
+    return exit_bad_input;
+  }
+  const Manifest& manifest = build->manifest;
+  result<std::vector<std::string>> archs = select_archs(manifest, opt.arch);
+  if (!archs) {
+    fmt::print(stderr, "{}\n", archs.error().str());
+    return exit_bad_input;
+  }
+
+  const std::string target = "tune." + manifest.kernel;
+  std::vector<std::string> stale;
+  for (const std::string& arch : *archs) {
+    const fs::path record = manifest.record_path(arch).value();
+    const std::string label = shown_path(record, manifest.project_root);
+    result<Verification> v = verify_kernel_record(*build, arch, record);
+    if (!v) {
+      fmt::print(stderr, "{}\n", v.error().str());
+      return exit_bad_input;
+    }
+    if (v->ok()) {
+      fmt::print("{}: record {} is fresh ({}), nothing to do\n", target, label, arch);
+      std::fflush(stdout);
+      for (const std::string& w : v->warnings)
+        fmt::print(stderr, "{}: warning: {}\n", label, w);
+      continue;
+    }
+    fmt::print(stderr, "{}: record {} is {} ({}):\n", target, label, to_string(v->state), arch);
+    for (const std::string& w : v->warnings)
+      fmt::print(stderr, "{}: warning: {}\n", label, w);
+    for (const std::string& e : v->errors)
+      fmt::print(stderr, "{}: error: {}\n", label, e);
+    stale.push_back(arch);
+  }
+  if (stale.empty()) return exit_ok;
+
+  std::string stale_list;
+  for (const std::string& a : stale)
+    stale_list += (stale_list.empty() ? "" : " ") + a;
+  const std::vector<std::string> harness = harness_files(manifest.path);
+  if (harness.empty() && !manifest.runner) {
+    fmt::print(stderr,
+               "{}: error: cannot tune '{}' for {}: it has no HARNESS to measure it with; add "
+               "HARNESS <file> to its tune_add_kernel, or pin a config per bucket with 'tuner "
+               "record set --manifest {} --arch <arch> --bucket <name> --config <id>'\n",
+               target, manifest.kernel, stale_list, manifest.path.string());
+    return exit_negative;
+  }
+  // The runner measures on the GPU; it is built from the harness by the CUDA backend, which has
+  // not landed. Once it has, this warms (cmake --build <build> --target warm.<name>) and runs the
+  // runner once per bucket, then writes the record.
+  fmt::print(stderr,
+             "{}: error: cannot tune '{}' for {}: the runner that measures a harness on the GPU is "
+             "not available yet in this version of tune; tune it on a GPU host with a later "
+             "version, or pin a config per bucket with 'tuner record set'\n",
+             target, manifest.kernel, stale_list);
+  return exit_environment;
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app, Run& run) {
+  auto opt = std::make_shared<TuneOptions>();
+  auto* sub = app.add_subcommand(
+      "tune",
+      "re-tune a kernel whose record is stale or missing (what the tune.<name> target runs); a "
+      "fresh record is left alone and nothing is compiled");
+  sub->add_option("--manifest", opt->manifest, "the kernel's manifest.json")->required();
+  sub->add_option("--arch", opt->arch, "one architecture (default: every one the manifest lists)");
+  sub->footer(
+      "Exit status: 0 when every record is fresh, 1 when a stale record cannot be tuned (no "
+      "harness), 2 for bad usage or input, 3 when tuning needs what this host lacks (a runner, a "
+      "GPU).");
+  sub->callback([&run, opt] { run = [opt] { return run_tune(*opt); }; });
+}
+
+}  // namespace tune::cli
