@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/hash.hpp>
+#include <tuner/core/kernel_cache.hpp>
 
 namespace tune {
 namespace {
@@ -188,14 +189,13 @@ class CacheGpuTest : public ::testing::Test {
   // Stores `bytes` as the cubin of `key`, with an entry claiming `claimed`'s digest.
   void store(const std::string& key, const std::string& bytes, const std::string& claimed) {
     std::ofstream(dir_ / (key + ".cubin"), std::ios::binary) << bytes;
-    nlohmann::json entry = {{"schema_version", 1},
-                            {"key", key},
-                            {"key_schema", "k1"},
-                            {"status", "ok"},
-                            {"reason", ""},
-                            {"arch", ctx().arch()},
-                            {"cubin_sha256", sha256_hex(claimed)}};
-    std::ofstream(dir_ / (key + ".json")) << entry.dump();
+    CacheEntry entry;
+    entry.key = key;
+    entry.arch = ctx().arch();
+    entry.config_id = "gpu-test";
+    entry.cubin_sha256 = sha256_hex(claimed);
+    const nlohmann::json j = entry;
+    std::ofstream(dir_ / (key + ".json")) << j.dump();
   }
 
   fs::path dir_;

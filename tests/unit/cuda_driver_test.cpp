@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/hash.hpp>
+#include <tuner/core/kernel_cache.hpp>
 
 namespace tune {
 namespace {
@@ -122,9 +123,12 @@ class CacheEntryTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     write(key_ + ".cubin", cubin_);
-    entry_ = {{"schema_version", 1}, {"key", key_},  {"key_schema", "k1"},
-              {"status", "ok"},      {"reason", ""}, {"cubin_sha256", sha256_hex(cubin_)},
-              {"arch", "sm_90"}};
+    CacheEntry entry;
+    entry.key = key_;
+    entry.arch = "sm_90";
+    entry.config_id = "BLOCK=128";
+    entry.cubin_sha256 = sha256_hex(cubin_);
+    entry_ = entry;
     write_entry();
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -178,6 +182,13 @@ TEST_F(CacheEntryTest, AnInvalidCandidateIsAMissWithItsReason) {
   entry_["reason"] = "function 'k' uses 300 registers";
   write_entry();
   EXPECT_EQ(why(), "the candidate is invalid (over_limit: function 'k' uses 300 registers)");
+}
+
+TEST_F(CacheEntryTest, AMalformedEntryIsAMiss) {
+  entry_.erase("argv");
+  write_entry();
+  EXPECT_EQ(why(), "entry '" + (dir_ / (key_ + ".json")).string() +
+                       "' is malformed ([json.exception.out_of_range.403] key 'argv' not found)");
 }
 
 TEST_F(CacheEntryTest, MissingFilesAndBadJsonAreMisses) {

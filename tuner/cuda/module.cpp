@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/hash.hpp>
+#include <tuner/core/kernel_cache.hpp>
 
 namespace tune {
 
@@ -291,40 +292,43 @@ namespace detail {
 
 std::string read_cache_entry(const std::filesystem::path& dir, const std::string& key,
                              std::string& cubin) {
+  // The entry is parsed by the kernel cache's own reader (tuner/core/kernel_cache.hpp), so
+  // the format has one reader; what is added here is the reason for each kind of miss.
   namespace fs = std::filesystem;
-  const fs::path entry_path = dir / (key + ".json");
-  const fs::path cubin_path = dir / (key + ".cubin");
+  const KernelCache cache(dir);
+  const fs::path entry_path = cache.entry_path(key);
+  const fs::path cubin_path = cache.cubin_path(key);
   std::error_code ec;
   if (!fs::exists(entry_path, ec)) return fmt::format("no entry '{}'", entry_path.string());
-  nlohmann::json entry;
+  nlohmann::json j;
   try {
-    entry = nlohmann::json::parse(read_file(entry_path));
+    j = nlohmann::json::parse(read_file(entry_path));
   } catch (const nlohmann::json::exception&) {
     return fmt::format("entry '{}' is not valid JSON", entry_path.string());
   }
-  if (!entry.is_object()) return fmt::format("entry '{}' is not an object", entry_path.string());
-  auto text = [&](const char* field) {
-    auto it = entry.find(field);
-    return it != entry.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  auto schema = entry.find("schema_version");
-  if (schema == entry.end() || !schema->is_number_integer() || schema->get<int>() != 1) {
-    return fmt::format("entry has schema_version {}, expected 1",
-                       schema == entry.end() ? "none" : schema->dump());
+  const nlohmann::json schema =
+      j.is_object() ? j.value("schema_version", nlohmann::json()) : nlohmann::json();
+  if (schema != kernel_cache_schema_version) {
+    return fmt::format("entry has schema_version {}, expected {}",
+                       schema.is_null() ? "none" : schema.dump(), kernel_cache_schema_version);
   }
-  if (text("key") != key) return fmt::format("entry names key '{}'", text("key"));
-  if (std::string status = text("status"); status != "ok") {
-    std::string reason = text("reason");
-    return fmt::format("the candidate is invalid ({}{}{})", status.empty() ? "no status" : status,
-                       reason.empty() ? "" : ": ", reason);
+  CacheEntry entry;
+  try {
+    entry = j.get<CacheEntry>();
+  } catch (const nlohmann::json::exception& e) {
+    return fmt::format("entry '{}' is malformed ({})", entry_path.string(), e.what());
+  }
+  if (entry.key != key) return fmt::format("entry names key '{}'", entry.key);
+  if (!entry.valid()) {
+    return fmt::format("the candidate is invalid ({}{}{})", to_string(entry.status),
+                       entry.reason.empty() ? "" : ": ", entry.reason);
   }
   if (!fs::exists(cubin_path, ec)) return fmt::format("no cubin '{}'", cubin_path.string());
   cubin = read_file(cubin_path);
   // Hash the very bytes that will be loaded, so a file replaced after the check cannot slip in.
-  std::string actual = sha256_hex(cubin);
-  if (std::string expected = text("cubin_sha256"); actual != expected) {
+  if (std::string actual = sha256_hex(cubin); actual != entry.cubin_sha256) {
     cubin.clear();
-    return fmt::format("cubin SHA-256 is {}, the entry says '{}'", actual, expected);
+    return fmt::format("cubin SHA-256 is {}, the entry says '{}'", actual, entry.cubin_sha256);
   }
   return {};
 }
