@@ -1,19 +1,109 @@
-// Placeholder until this subcommand lands.
+// `tuner space <space.toml> [--bucket NAME] [--json]`: expands a space and lists every config
+// of each bucket after pruning, with a count per bucket.
+//
+// Text form, per bucket: `bucket '<name>': <count> configs`, then one config id per line.
+// JSON form: {"kernel", "space_hash", "buckets": [{"name", "count", "space_hash",
+// "configs": [{"id", "params"}]}]} where a bucket's space_hash is its pruned-space hash.
 #include <cstdio>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/core/space.hpp>
 
 namespace tune::cli {
 
-void add_space_command(CLI::App& app, Run& run) {
-  auto* sub = app.add_subcommand("space", "expand and count a space, per bucket");
-  sub->allow_extras();
-  sub->callback([&run] {
-    run = [] {
-      std::fputs("tuner space: error: not implemented yet\n", stderr);
+namespace {
+
+struct SpaceOptions {
+  std::string file;
+  std::string bucket;
+  bool json = false;
+};
+
+int run_space(const SpaceOptions& opt) {
+  auto space = Space::load(opt.file);
+  if (!space) {
+    fmt::print(stderr, "{}\n", space.error().str());
+    return exit_bad_input;
+  }
+  std::vector<const Bucket*> chosen;
+  if (!opt.bucket.empty()) {
+    const Bucket* b = space->bucket(opt.bucket);
+    if (b == nullptr) {
+      std::string names;
+      for (const auto& bk : space->buckets())
+        names += (names.empty() ? "'" : ", '") + bk.name + "'";
+      fmt::print(stderr, "tuner space: error: no bucket '{}' in {} (buckets: {})\n", opt.bucket,
+                 opt.file, names);
       return exit_bad_input;
-    };
-  });
+    }
+    chosen.push_back(b);
+  } else {
+    for (const auto& b : space->buckets())
+      chosen.push_back(&b);
+  }
+
+  // Evaluate every bucket before printing, so an evaluation error leaves stdout empty.
+  std::vector<std::vector<Config>> pruned;
+  for (const Bucket* b : chosen) {
+    auto configs = space->configs(*b);
+    if (!configs) {
+      fmt::print(stderr, "{}\n", configs.error().str());
+      return exit_bad_input;
+    }
+    pruned.push_back(std::move(*configs));
+  }
+
+  if (opt.json) {
+    using json = nlohmann::ordered_json;
+    json out;
+    out["kernel"] = space->kernel();
+    out["space_hash"] = space->space_hash();
+    json buckets = json::array();
+    for (std::size_t i = 0; i < chosen.size(); ++i) {
+      json configs = json::array();
+      for (const Config& c : pruned[i]) {
+        json params = json::object();
+        for (const auto& [name, value] : c.params())
+          params[name] = value.is_int() ? json(value.as_int()) : json(value.as_string());
+        configs.push_back({{"id", c.id()}, {"params", std::move(params)}});
+      }
+      buckets.push_back({{"name", chosen[i]->name},
+                         {"count", pruned[i].size()},
+                         {"space_hash", Space::pruned_space_hash(pruned[i])},
+                         {"configs", std::move(configs)}});
+    }
+    out["buckets"] = std::move(buckets);
+    fmt::print("{}\n", out.dump(2));
+    return exit_ok;
+  }
+
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    fmt::print("bucket '{}': {} configs\n", chosen[i]->name, pruned[i].size());
+    for (const Config& c : pruned[i])
+      fmt::print("{}\n", c.id());
+  }
+  return exit_ok;
+}
+
+}  // namespace
+
+void add_space_command(CLI::App& app, Run& run) {
+  auto opt = std::make_shared<SpaceOptions>();
+  auto* sub = app.add_subcommand(
+      "space",
+      "expand a space and list every config of each bucket after pruning, with a count per "
+      "bucket (exit 0; 2 on bad usage or a bad space)");
+  sub->add_option("space", opt->file, "the space file (TOML)")->required();
+  sub->add_option("--bucket", opt->bucket, "list only this bucket");
+  sub->add_flag("--json", opt->json,
+                "print one JSON document: {kernel, space_hash, buckets: [{name, count, "
+                "space_hash, configs: [{id, params}]}]}");
+  sub->callback([&run, opt] { run = [opt] { return run_space(*opt); }; });
 }
 
 }  // namespace tune::cli

@@ -1,10 +1,23 @@
 // The expression language of `prune` and `when`: integers with + - * / %, comparisons,
 // && || !, parentheses, string literals in single or double quotes and string equality.
 // Names resolve to params first, then to shape names.
+//
+// Semantics, as in C on int64: `/` truncates toward zero and `%` takes the sign of the left
+// operand; an integer literal or a result outside int64 is an error, and so is a division or
+// modulo by zero. Comparisons, `&&`, `||` and `!` give the ints 0 and 1; `&&` and `||`
+// short-circuit (the right side is not evaluated when the left decides). Strings compare only
+// with `==` and `!=`, and only with strings. Precedence, loosest first: `||`, `&&`,
+// `== !=`, `< <= > >=`, `+ -`, `* / %`, unary `- !`.
+//
+// Example:
+//   auto e = tune::Expr::parse("BM * BN <= 32768 && LAYOUT == 'row'").value();
+//   bool keep = e.test([&](std::string_view n) { return config.find(n); }).value();
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,8 +31,15 @@ namespace detail {
 struct ExprNode;
 }
 
-/// A parsed expression. Parsing reports the column (1-based, within the expression text) of
-/// the first problem; evaluation reports division by zero and type errors.
+/// The two kinds of value an expression handles.
+enum class ValueKind { integer, string };
+
+/// "an int" / "a string", as messages say it.
+std::string_view describe(ValueKind kind);
+
+/// A parsed expression, immutable and cheap to copy (the tree is shared). Parsing reports the
+/// column (1-based, within the expression text, in bytes) of the first problem; evaluation
+/// reports division by zero, overflow and type errors with the column of the operator.
 class Expr {
  public:
   /// Parses `text`. The diagnostic's `column` is the offending column within `text`, its path
@@ -29,18 +49,39 @@ class Expr {
   const std::string& text() const noexcept { return text_; }
   /// Every name the expression reads, in first-use order.
   const std::vector<std::string>& names() const noexcept { return names_; }
+  /// The 1-based column of the first use of `name` within text(); 0 when it is not used.
+  int name_column(std::string_view name) const;
+  /// A normal form of the expression: whitespace, redundant parentheses and the choice of
+  /// string quotes removed, every operation parenthesized (`((BM * BN) <= 32768)`), strings
+  /// JSON-quoted. Two expressions with the same normal form mean the same thing.
+  std::string canonical() const;
+
+  /// Resolves a name's kind, or nullopt when it is unknown.
+  using KindLookup = std::function<std::optional<ValueKind>(std::string_view)>;
+  /// Checks types without evaluating: every name known, operands of the right kinds. Returns
+  /// the kind of the whole expression. An unknown name is reported at its column with the
+  /// message `unknown name '<name>'`.
+  result<ValueKind> check(const KindLookup& lookup) const;
 
   /// Resolves a name to a value, or returns nullptr when it is unknown.
   using Lookup = std::function<const ParamValue*(std::string_view)>;
-  /// Evaluates to a value; booleans are the ints 0 and 1.
+  /// Evaluates to a value; booleans are the ints 0 and 1. Each name is looked up once.
   result<ParamValue> eval(const Lookup& lookup) const;
   /// Evaluates and requires an int (a truth value: non-zero is true).
   result<bool> test(const Lookup& lookup) const;
 
+  /// As `eval` / `test`, with the names already resolved: `values[i]` is the value of
+  /// `names()[i]` (nullptr for an unknown name). The fast path for evaluating one expression
+  /// over many configs.
+  result<ParamValue> eval_bound(std::span<const ParamValue* const> values) const;
+  result<bool> test_bound(std::span<const ParamValue* const> values) const;
+
  private:
   std::string text_;
   std::vector<std::string> names_;
+  std::vector<int> name_columns_;
   std::shared_ptr<const detail::ExprNode> root_;
+  friend class ExprParser;
 };
 
 }  // namespace tune

@@ -1,6 +1,33 @@
 // A search space read from a TOML file (DESIGN.md "Search space"): params whose product is the
 // space, explicit configs, prune expressions, required configs (incumbents), buckets (shape
 // classes) and the optional [search] and [bench] settings.
+//
+// The rules `Space::load` enforces, beyond TOML syntax:
+// - top level: `schema = 1` and `kernel` are required; `prune`, `require`, `params_as`,
+//   `[params]` (required, at least one param), `[[configs]]`, `[[buckets]]`, `[search]` and
+//   `[bench]` are optional; any other key or table is an error. `schema`, `kernel`, `prune`,
+//   `require` and `params_as` are reserved and cannot be param names.
+// - names: params and shape names are C identifiers (`[A-Za-z_][A-Za-z0-9_]*`); a shape name
+//   may not also be a param (prune expressions would read the param). The kernel name is
+//   `[A-Za-z0-9_.-]+`, not starting with '.'. String values of params and configs hold only
+//   `[A-Za-z0-9_.:+-]` (they become `-D` tokens). Bucket names are free, non-empty text.
+// - values: each param is a non-empty list of distinct values, all ints or all strings;
+//   each `[[configs]]` and `require` entry names exactly the declared params, each value of
+//   the param's kind (an explicit config's values need not appear in the param's list).
+// - buckets: each has a unique `name` and a `shape` table (`{}` for none) and may have a
+//   `when` that reads only its own shape names and holds for its own shape. Without any
+//   `[[buckets]]` the space has one implicit bucket named "default" with an empty shape.
+// - expressions (see expr.hpp) are parsed and type-checked at load; a prune expression may
+//   read params and the shape names of every bucket. A config is kept for a bucket when every
+//   prune expression holds, evaluated in declaration order (the first false one stops).
+// - every `require` entry must be in every bucket's pruned space.
+// - [search]: `strategy = "grid"` (the only one so far), `budget_s` and `timeout_s` positive
+//   numbers. [bench]: `warmup_ms` >= 0, `rep_ms` > 0, 1 <= `min_reps` <= `max_reps`,
+//   `clear_l2` a boolean. `params_as` is "defines" (the default) or "constexpr".
+// - the size (the product plus the explicit configs not in it) is computed before enumerating
+//   and a space over `max_space_configs` is refused with its size.
+// Every diagnostic names the file, line and column (1-based, in characters) and what was
+// expected; a problem inside an expression points at the column inside the file.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +39,7 @@
 #include <vector>
 
 #include <tuner/core/config.hpp>
+#include <tuner/core/expr.hpp>
 #include <tuner/core/result.hpp>
 
 namespace tune {
@@ -61,6 +89,17 @@ struct BenchSettings {
 
 enum class ParamsAs { defines, constexpr_header };
 
+namespace detail {
+/// An expression read from the space file, with the file position of each byte of its text
+/// (one more for the end), so that a column inside the expression maps to the file.
+struct PlacedExpr {
+  Expr expr;
+  std::vector<SourcePos> places;
+  /// The file position of the 1-based `column` within the expression text.
+  SourcePos at(int column) const;
+};
+}  // namespace detail
+
 /// A parsed, validated space. Construction only through `Space::load` / `Space::parse`, which
 /// check everything DESIGN.md lists (reserved names, mixed types, expressions, incumbents,
 /// duplicate buckets, the enumeration limit).
@@ -85,6 +124,8 @@ class Space {
   const SearchSettings& search() const noexcept { return search_; }
   const BenchSettings& bench() const noexcept { return bench_; }
   ParamsAs params_as() const noexcept { return params_as_; }
+  /// The explicit [[configs]] entries, in declaration order.
+  const std::vector<Config>& explicit_configs() const noexcept { return explicit_; }
 
   /// The bucket named exactly `name`, or nullptr.
   const Bucket* bucket(std::string_view name) const;
@@ -92,7 +133,8 @@ class Space {
   /// The bucket's configs after pruning, in enumeration order. Expressions were checked at
   /// load; an evaluation error (division by zero) is a diagnostic naming the expression.
   result<std::vector<Config>> configs(const Bucket& bucket) const;
-  /// Whether `config` survives pruning for `bucket`.
+  /// Whether `config` survives pruning for `bucket` (a config of the space; `bucket` one of
+  /// buckets()).
   result<bool> keeps(const Config& config, const Bucket& bucket) const;
 
   /// SHA-256 (hex) over the meaning of the whole file: params, explicit configs, prune,
@@ -104,12 +146,18 @@ class Space {
   static std::string pruned_space_hash(const std::vector<Config>& pruned);
 
   /// The first bucket whose `when` holds for `runtime_shape` (a bucket without `when` takes
-  /// every shape); nullptr when none does.
+  /// every shape); nullptr when none does. A `when` that reads a name the runtime shape lacks,
+  /// or that fails to evaluate, is a diagnostic at the `when`.
   result<const Bucket*> select(const Shape& runtime_shape) const;
 
  private:
   Space() = default;
   friend struct SpaceParser;
+
+  std::size_t bucket_index(const Bucket& bucket) const;
+  /// The index of the first prune expression that rejects `config` for bucket `b`, or -1.
+  result<int> first_rejecting(const Config& config, std::size_t b) const;
+  diagnostic at(SourcePos pos, std::string message) const;
 
   int schema_ = 1;
   std::string kernel_;
@@ -118,8 +166,11 @@ class Space {
   std::vector<Config> configs_;
   std::vector<std::string> prune_;
   std::vector<SourcePos> prune_pos_;
+  std::vector<detail::PlacedExpr> prune_exprs_;
+  std::vector<Config> explicit_;
   std::vector<Config> require_;
   std::vector<Bucket> buckets_;
+  std::vector<std::optional<detail::PlacedExpr>> when_exprs_;  ///< parallel to buckets_
   SearchSettings search_;
   BenchSettings bench_;
   ParamsAs params_as_ = ParamsAs::defines;
