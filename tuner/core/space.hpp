@@ -73,12 +73,14 @@ struct Bucket {
   const ParamValue* shape_value(std::string_view name) const;
 };
 
+/// [search]: how the tune explores the space.
 struct SearchSettings {
-  std::string strategy = "grid";
+  std::string strategy = "grid";    ///< the only strategy so far
   std::optional<double> budget_s;   ///< wall-clock budget of the search
   std::optional<double> timeout_s;  ///< per candidate
 };
 
+/// [bench]: how each candidate is timed (DESIGN.md "Measuring and deciding").
 struct BenchSettings {
   double warmup_ms = 25;
   double rep_ms = 100;
@@ -87,6 +89,7 @@ struct BenchSettings {
   bool clear_l2 = true;
 };
 
+/// `params_as`: "defines" (`-D<NAME>=<value>`) or "constexpr" (a generated header).
 enum class ParamsAs { defines, constexpr_header };
 
 namespace detail {
@@ -110,19 +113,28 @@ class Space {
   /// As `load`, from text; `path` only labels diagnostics.
   static result<Space> parse(std::string_view toml_text, std::string path);
 
+  /// The file's `schema` (always 1 so far).
   int schema() const noexcept { return schema_; }
+  /// The `kernel` name ([A-Za-z0-9_.-]+, not starting with '.').
   const std::string& kernel() const noexcept { return kernel_; }
+  /// The path the space was loaded from (as given), or the label passed to `parse`.
   const std::string& path() const noexcept { return path_; }
+  /// The declared params, in declaration order.
   const std::vector<Param>& params() const noexcept { return params_; }
   /// Every config before pruning: the product of [params] in declaration order (the first
   /// declared param varies slowest), then the explicit [[configs]]; duplicates kept once.
   const std::vector<Config>& all_configs() const noexcept { return configs_; }
+  /// The prune expressions as written, in declaration order.
   const std::vector<std::string>& prune() const noexcept { return prune_; }
   /// Declared incumbents, in declaration order, duplicates once.
   const std::vector<Config>& require() const noexcept { return require_; }
+  /// The buckets in declaration order; one implicit "default" bucket without [[buckets]].
   const std::vector<Bucket>& buckets() const noexcept { return buckets_; }
+  /// [search], with defaults for what the file leaves out.
   const SearchSettings& search() const noexcept { return search_; }
+  /// [bench], with defaults for what the file leaves out.
   const BenchSettings& bench() const noexcept { return bench_; }
+  /// How params reach the kernel: -D definitions (default) or a constexpr header.
   ParamsAs params_as() const noexcept { return params_as_; }
   /// The explicit [[configs]] entries, in declaration order.
   const std::vector<Config>& explicit_configs() const noexcept { return explicit_; }
@@ -133,8 +145,9 @@ class Space {
   /// The bucket's configs after pruning, in enumeration order. Expressions were checked at
   /// load; an evaluation error (division by zero) is a diagnostic naming the expression.
   result<std::vector<Config>> configs(const Bucket& bucket) const;
-  /// Whether `config` survives pruning for `bucket` (a config of the space; `bucket` one of
-  /// buckets()).
+  /// Whether `config` survives pruning for `bucket`. A config lacking a name an expression
+  /// reads is a diagnostic. `bucket` (here and in `configs`) is one of buckets() or a copy of
+  /// one; another bucket throws tune::error.
   result<bool> keeps(const Config& config, const Bucket& bucket) const;
 
   /// SHA-256 (hex) over the meaning of the whole file: params, explicit configs, prune,
