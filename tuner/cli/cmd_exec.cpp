@@ -1,19 +1,467 @@
-// Placeholder until this subcommand lands.
-#include <cstdio>
+// `tuner exec`: the engine-scale objective from the command line. For each config of one
+// bucket it runs a command (an argument vector, no shell) with the config in its environment
+// and reads the time (or, with --maximize, the score) from the last line of its standard
+// output. The search itself (log, resume, incumbents, budget) is the Autotuner's.
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/core/autotuner.hpp>
+#include <tuner/core/space.hpp>
+
+extern char** environ;
 
 namespace tune::cli {
+namespace {
+
+struct ExecOptions {
+  std::string space;
+  std::string bucket;
+  std::string log;
+  std::optional<double> budget_s;
+  std::optional<double> timeout_s;
+  bool maximize = false;
+  std::string arch;
+  bool json = false;
+  std::vector<std::string> command;
+};
+
+// The signal that asked us to stop (SIGINT or SIGTERM), 0 while none has.
+volatile std::sig_atomic_t stop_signal = 0;
+extern "C" void on_stop_signal(int sig) {
+  stop_signal = sig;
+}
+
+// Thrown out of the objective when a stop signal arrives: nothing is logged for the candidate.
+struct Interrupted {
+  int signal;
+};
+
+constexpr std::size_t max_reason_text = 300;
+constexpr std::size_t max_kept_output = 64 * 1024;
+
+std::string shorten(std::string s) {
+  if (s.size() > max_reason_text) s = s.substr(0, max_reason_text) + "...";
+  return s;
+}
+
+std::string trim(std::string_view s) {
+  const char* ws = " \t\r\n\f\v";
+  std::size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  std::size_t e = s.find_last_not_of(ws);
+  return std::string(s.substr(b, e - b + 1));
+}
+
+// The last line of `text` that holds more than white space, trimmed; empty when none does.
+std::string last_line(std::string_view text) {
+  std::size_t end = text.size();
+  while (end > 0) {
+    std::size_t start = text.rfind('\n', end - 1);
+    std::size_t from = start == std::string_view::npos ? 0 : start + 1;
+    std::string line = trim(text.substr(from, end - from));
+    if (!line.empty()) return line;
+    if (start == std::string_view::npos) break;
+    end = start;
+  }
+  return {};
+}
+
+std::string signal_name(int sig) {
+  if (const char* abbrev = sigabbrev_np(sig)) return std::string("SIG") + abbrev;
+  return std::to_string(sig);
+}
+
+// "1.5" -> 1.5; nullopt unless the whole text is one number.
+std::optional<double> parse_number(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno == ERANGE) return std::nullopt;
+  return v;
+}
+
+// What the command reported on its last line of standard output, as a trial.
+Trial read_answer(const std::string& line) {
+  if (line.empty()) return Trial::invalid("no result on standard output");
+  auto unreadable = [&] {
+    return Trial::invalid(fmt::format("unreadable result '{}'", shorten(line)));
+  };
+  if (std::optional<double> v = parse_number(line)) return Trial::measured(*v, *v, 1);
+  if (line.front() != '{') return unreadable();
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return unreadable();
+  auto median = j.find("median_ms");
+  if (median == j.end() || !median->is_number()) return unreadable();
+  double min = median->get<double>();
+  if (auto it = j.find("min_ms"); it != j.end() && !it->is_null()) {
+    if (!it->is_number()) return unreadable();
+    min = it->get<double>();
+  }
+  std::int64_t reps = 1;
+  if (auto it = j.find("reps"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer()) return unreadable();
+    reps = it->get<std::int64_t>();
+  }
+  return Trial::measured(median->get<double>(), min, reps);
+}
+
+// Whether `name` can be run: a path to an executable file, or a command found on PATH.
+std::optional<std::string> find_command_problem(const std::string& name) {
+  auto executable = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) {
+    if (executable(name)) return std::nullopt;
+    return fmt::format(
+        "cannot run '{}': {}", name,
+        ::access(name.c_str(), F_OK) == 0 ? "not an executable file" : "no such file");
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    std::size_t colon = dirs.find(':');
+    std::string dir(dirs.substr(0, colon));
+    if (executable((dir.empty() ? std::string(".") : dir) + "/" + name)) return std::nullopt;
+    if (colon == std::string_view::npos) break;
+    dirs.remove_prefix(colon + 1);
+  }
+  return fmt::format("cannot run '{}': no such command on PATH", name);
+}
+
+class CommandObjective : public Objective {
+ public:
+  CommandObjective(std::vector<Config> configs, const Bucket& bucket,
+                   std::vector<std::string> command, std::optional<double> timeout_s)
+      : configs_(std::move(configs)),
+        bucket_(bucket),
+        command_(std::move(command)),
+        timeout_s_(timeout_s) {}
+
+  const std::vector<Config>& configs() override { return configs_; }
+
+  Trial measure(std::size_t index) override {
+    if (stop_signal != 0) throw Interrupted{stop_signal};
+    return run(environment(configs_[index]));
+  }
+
+ private:
+  // The inherited environment without TUNE_* variables of an outer run, plus this config's.
+  std::vector<std::string> environment(const Config& config) const {
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      std::string_view var(*e);
+      if (var.starts_with("TUNE_PARAM_") || var.starts_with("TUNE_SHAPE_") ||
+          var.starts_with("TUNE_CONFIG_ID=") || var.starts_with("TUNE_BUCKET="))
+        continue;
+      env.emplace_back(var);
+    }
+    env.push_back("TUNE_CONFIG_ID=" + config.id());
+    env.push_back("TUNE_BUCKET=" + bucket_.name);
+    for (const auto& [name, value] : config.params())
+      env.push_back(fmt::format("TUNE_PARAM_{}={}", name, value.plain()));
+    for (const auto& [name, value] : bucket_.shape)
+      env.push_back(fmt::format("TUNE_SHAPE_{}={}", name, value.plain()));
+    return env;
+  }
+
+  Trial run(const std::vector<std::string>& env) {
+    int out[2];
+    int err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) throw error(fmt::format("pipe: {}", std::strerror(errno)));
+    if (::pipe2(err, O_CLOEXEC) != 0) {
+      ::close(out[0]);
+      ::close(out[1]);
+      throw error(fmt::format("pipe: {}", std::strerror(errno)));
+    }
+    std::vector<char*> argv;
+    for (const auto& a : command_)
+      argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    for (const auto& e : env)
+      envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) throw error(fmt::format("fork: {}", std::strerror(errno)));
+    if (pid == 0) exec_child(argv.data(), envp.data(), out[1], err[1], parent);
+    // Its own process group, so that a timeout kills whatever it started as well.
+    ::setpgid(pid, pid);
+    ::close(out[1]);
+    ::close(err[1]);
+
+    std::string stdout_text;
+    std::string stderr_text;
+    int status = 0;
+    bool reaped = false;
+    bool timed_out = false;
+    const auto start = std::chrono::steady_clock::now();
+    pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    std::string* sinks[2] = {&stdout_text, &stderr_text};
+    int open_fds = 2;
+    while (open_fds > 0) {
+      int wait_ms = 100;
+      if (timeout_s_) {
+        std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+        double left = *timeout_s_ - elapsed.count();
+        if (left <= 0) {
+          timed_out = true;
+          break;
+        }
+        wait_ms = std::min(wait_ms, static_cast<int>(std::ceil(left * 1000)));
+      }
+      if (stop_signal != 0) break;
+      int n = ::poll(fds, 2, wait_ms);
+      if (n < 0 && errno != EINTR) throw error(fmt::format("poll: {}", std::strerror(errno)));
+      for (int i = 0; i < 2; ++i) {
+        if (fds[i].fd < 0 || n <= 0 || fds[i].revents == 0) continue;
+        char buf[8192];
+        ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+        if (got > 0) {
+          sinks[i]->append(buf, static_cast<std::size_t>(got));
+          if (sinks[i]->size() > 2 * max_kept_output)
+            sinks[i]->erase(0, sinks[i]->size() - max_kept_output);
+        } else if (got == 0 || errno != EINTR) {
+          ::close(fds[i].fd);
+          fds[i].fd = -1;
+          --open_fds;
+        }
+      }
+      // A process it left in the background may keep the pipes open: stop at its exit.
+      if (!reaped && ::waitpid(pid, &status, WNOHANG) == pid) reaped = true;
+      if (reaped && n == 0) break;
+    }
+    if (timed_out || stop_signal != 0) ::kill(-pid, SIGKILL);
+    if (!reaped) {
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    for (auto& f : fds)
+      if (f.fd >= 0) ::close(f.fd);
+    if (stop_signal != 0) throw Interrupted{stop_signal};
+
+    const std::string detail = shorten(last_line(stderr_text));
+    const std::string suffix = detail.empty() ? "" : ": " + detail;
+    if (timed_out) return Trial::invalid(fmt::format("timed out after {} s", *timeout_s_));
+    if (WIFSIGNALED(status))
+      return Trial::invalid(
+          fmt::format("killed by signal {}{}", signal_name(WTERMSIG(status)), suffix));
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+      return Trial::invalid(fmt::format("exit status {}{}", WEXITSTATUS(status), suffix));
+    return read_answer(last_line(stdout_text));
+  }
+
+  [[noreturn]] static void exec_child(char** argv, char** envp, int out, int err, pid_t parent) {
+    ::setpgid(0, 0);
+#ifdef __linux__
+    // Dies with the tuner, even when the tuner is killed with SIGKILL.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+#endif
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execvpe(argv[0], argv, envp);
+    std::string msg =
+        fmt::format("tuner exec: cannot run '{}': {}\n", argv[0], std::strerror(errno));
+    if (::write(2, msg.data(), msg.size()) < 0) {
+    }
+    ::_exit(127);
+  }
+
+  std::vector<Config> configs_;
+  const Bucket& bucket_;
+  std::vector<std::string> command_;
+  std::optional<double> timeout_s_;
+};
+
+std::string trial_summary(const Trial& t, bool maximize) {
+  if (const auto* m = t.state.measured())
+    return maximize ? fmt::format("score {}", m->median_ms) : fmt::format("{} ms", m->median_ms);
+  return "invalid: " + t.state.invalid()->reason;
+}
+
+int run_exec(const ExecOptions& opt) {
+  constexpr std::string_view me = "tuner exec";
+  result<Space> loaded = Space::load(opt.space);
+  if (!loaded) {
+    fmt::print(stderr, "{}\n", loaded.error().str());
+    return exit_bad_input;
+  }
+  const Space& space = *loaded;
+  const Bucket* bucket = nullptr;
+  if (opt.bucket.empty() && space.buckets().size() == 1) {
+    bucket = &space.buckets().front();
+  } else {
+    bucket = space.bucket(opt.bucket);
+  }
+  if (bucket == nullptr) {
+    std::string names;
+    for (const Bucket& b : space.buckets())
+      names += fmt::format("{}'{}'", names.empty() ? "" : ", ", b.name);
+    if (opt.bucket.empty())
+      fmt::print(stderr, "{}: error: '{}' has several buckets: name one with --bucket ({})\n", me,
+                 opt.space, names);
+    else
+      fmt::print(stderr, "{}: error: no bucket '{}' in '{}': expected one of {}\n", me, opt.bucket,
+                 opt.space, names);
+    return exit_bad_input;
+  }
+  result<std::vector<Config>> configs = space.configs(*bucket);
+  if (!configs) {
+    fmt::print(stderr, "{}\n", configs.error().str());
+    return exit_bad_input;
+  }
+  if (auto problem = find_command_problem(opt.command.front())) {
+    fmt::print(stderr, "{}: error: {}\n", me, *problem);
+    return exit_bad_input;
+  }
+  const std::optional<double> timeout = opt.timeout_s ? opt.timeout_s : space.search().timeout_s;
+  const std::optional<double> budget = opt.budget_s ? opt.budget_s : space.search().budget_s;
+
+  CommandObjective objective(*configs, *bucket, opt.command, timeout);
+  Autotuner tuner(space.kernel() + "/" + bucket->name);
+  tuner.log(opt.log)
+      .arch(opt.arch)
+      .space_hash(space.space_hash())
+      .require(space.require())
+      .maximize(opt.maximize);
+  if (budget) tuner.budget(*budget);
+  tuner.on_warning([](const std::string& w) { fmt::print(stderr, "{}\n", w); });
+  if (::isatty(2)) {
+    tuner.on_progress([&](const Progress& p) {
+      fmt::print(stderr, "[{}/{}] {}: {}{}\n", p.done, p.total, p.trial.id(),
+                 trial_summary(p.trial, opt.maximize), p.resumed ? " (resumed)" : "");
+    });
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: a signal interrupts the wait for the command
+  struct sigaction old_int {
+  }, old_term{};
+  ::sigaction(SIGINT, &sa, &old_int);
+  ::sigaction(SIGTERM, &sa, &old_term);
+  struct Restore {
+    struct sigaction i, t;
+    ~Restore() {
+      ::sigaction(SIGINT, &i, nullptr);
+      ::sigaction(SIGTERM, &t, nullptr);
+    }
+  } restore{old_int, old_term};
+
+  result<Output> ran = [&]() -> result<Output> {
+    try {
+      return tuner.run_objective(objective);
+    } catch (const Interrupted& stop) {
+      return fail("", 0, 0, fmt::format("interrupted by {}", signal_name(stop.signal)));
+    }
+  }();
+  if (!ran) {
+    if (stop_signal != 0) {
+      fmt::print(stderr, "{}: {}; the log keeps every completed trial: run again to resume\n", me,
+                 ran.error().message);
+      return 128 + stop_signal;
+    }
+    const diagnostic& d = ran.error();
+    if (d.path.empty())
+      fmt::print(stderr, "{}: error: {}\n", me, d.message);
+    else
+      fmt::print(stderr, "{}\n", d.str());
+    return exit_bad_input;
+  }
+  const Output& out = *ran;
+
+  std::size_t invalid = 0;
+  for (const Trial& t : out.trials)
+    invalid += t.is_measured() ? 0 : 1;
+  fmt::print(stderr, "{}: {} of {} configs ({} resumed, {} invalid){}\n", me, out.trials.size(),
+             configs->size(), out.resumed, invalid,
+             out.budget_exhausted ? "; the budget ran out" : "");
+
+  if (opt.json) {
+    nlohmann::json doc;
+    doc["best"] =
+        out.best ? nlohmann::json{{"id", out.best->id()}, {"params", *out.best}} : nlohmann::json();
+    doc["trials"] = nlohmann::json::array();
+    for (const Trial& t : out.trials)
+      doc["trials"].push_back(to_json(t));
+    fmt::print("{}\n", doc.dump(2));
+  }
+  if (out.incumbent_failure) {
+    fmt::print(stderr, "{}: error: {}\n", me, *out.incumbent_failure);
+    return exit_negative;
+  }
+  if (!out.best) {
+    fmt::print(stderr, "{}: nothing valid: {}\n", me,
+               out.trials.empty() ? "no config was measured" : "every measured config was invalid");
+    return exit_negative;
+  }
+  if (!opt.json)
+    fmt::print("best: {} ({})\n", out.best->id(),
+               trial_summary(out.trials[*out.best_index], opt.maximize));
+  return exit_ok;
+}
+
+}  // namespace
 
 void add_exec_command(CLI::App& app, Run& run) {
-  auto* sub = app.add_subcommand("exec", "tune a whole command: run it once per config and read its time");
-  sub->allow_extras();
-  sub->callback([&run] {
-    run = [] {
-      std::fputs("tuner exec: error: not implemented yet\n", stderr);
-      return exit_bad_input;
-    };
-  });
+  auto opt = std::make_shared<ExecOptions>();
+  auto* sub = app.add_subcommand(
+      "exec",
+      "tune a whole command: run it once per config and read its time from the last line of its "
+      "standard output");
+  sub->footer(
+      "The command runs without a shell, once per config of the bucket, with TUNE_CONFIG_ID,\n"
+      "TUNE_BUCKET, TUNE_PARAM_<NAME> and TUNE_SHAPE_<NAME> (names as declared) in its\n"
+      "environment. Its last line of standard output is a number of milliseconds, or a JSON\n"
+      "object with median_ms and optionally min_ms and reps (with --maximize: a positive score,\n"
+      "higher is better). A non-zero exit, a signal, a timeout or an unreadable answer makes the\n"
+      "config invalid, with the reason. Incumbents (require) are measured first whatever the\n"
+      "budget; the log makes the run resumable.\n"
+      "Exit status: 0 a best config was found, 1 nothing valid or an incumbent failed, 2 bad\n"
+      "usage or input (a space that does not load, a log of another search or locked by\n"
+      "another writer), 3 a broken environment, 130/143 interrupted by SIGINT/SIGTERM.");
+  sub->add_option("space", opt->space, "the search space (TOML)")->required();
+  sub->add_option("--bucket", opt->bucket,
+                  "the bucket to tune (may be left out when the space has only one)");
+  sub->add_option("--log", opt->log, "the trial log (JSON Lines); created if missing")->required();
+  sub->add_option("--budget", opt->budget_s,
+                  "wall-clock budget in seconds (default: the space's [search] budget_s)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--timeout", opt->timeout_s,
+                  "seconds before one run is killed (default: the space's [search] timeout_s)")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--maximize", opt->maximize, "the command reports a score: higher is better");
+  sub->add_option("--arch", opt->arch, "the architecture to record in the log header");
+  sub->add_flag("--json", opt->json, "print the best config and every trial as JSON on stdout");
+  sub->add_option("command", opt->command, "the command and its arguments, after --")->required();
+  sub->callback([&run, opt] { run = [opt] { return run_exec(*opt); }; });
 }
 
 }  // namespace tune::cli
