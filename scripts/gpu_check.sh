@@ -35,13 +35,15 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader -i "$devi
 # Configure and build from scratch.
 t0=$(date +%s)
 rm -rf "$build"
-cmake_args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+# Warnings are not errors here: a warning that only this host's newer compiler gives must not
+# cost the GPU run; they are counted in the summary instead (CI keeps them errors).
+cmake_args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNE_ENABLE_WERROR=OFF)
 [[ -f "$tomlpp/toml++/toml.h" ]] && cmake_args+=(-DTUNE_TOMLPP_INCLUDE_DIR="$tomlpp")
 if cmake "${cmake_args[@]}" > "$out/build.log" 2>&1; then
   # Everything first; if another part of the tree fails to build here, still build what the
   # GPU check needs, so that the failure is reported beside the GPU results.
   if cmake --build "$build" -j "$jobs" >> "$out/build.log" 2>&1; then
-    note build ok "all targets, $(seconds "$t0") s"
+    note build ok "all targets, $(seconds "$t0") s, $(grep -c 'warning:' "$out/build.log") warnings"
   elif cmake --build "$build" -j "$jobs" --target cuda_gpu_test harness_example_test \
       bench_timing >> "$out/build.log" 2>&1; then
     note build PART "GPU targets only; the full build failed (build.log)"
@@ -53,11 +55,11 @@ else
 fi
 tail -30 "$out/build.log" | grep -E 'error|FAILED' | head -10
 
-# The GPU tests.
+# The GPU tests (each takes seconds; 90 s means a hang).
 t0=$(date +%s)
 export TUNE_TEST_DEVICE=$device
 if [[ -x "$build/tests/gpu/cuda_gpu_test" ]]; then
-  if ctest --test-dir "$build" -L gpu -V --timeout 300 > "$out/ctest_gpu.log" 2>&1; then
+  if ctest --test-dir "$build" -L gpu -V --timeout 90 > "$out/ctest_gpu.log" 2>&1; then
     note "ctest -L gpu" ok "$(grep -E 'tests passed' "$out/ctest_gpu.log"), $(seconds "$t0") s"
   else
     note "ctest -L gpu" FAIL "$(grep -E 'tests passed|tests failed' "$out/ctest_gpu.log")"
@@ -73,7 +75,7 @@ fi
 t0=$(date +%s)
 timing_table=""
 if [[ -x "$build/bench/timing/bench_timing" ]]; then
-  if PYTHONUNBUFFERED=1 python3 bench/timing/compare.py --bench "$build/bench/timing/bench_timing" \
+  if PYTHONUNBUFFERED=1 timeout 300 python3 bench/timing/compare.py --bench "$build/bench/timing/bench_timing" \
       --cubin "$build/bench/timing/cubin/timing_kernels.cubin" --device "$device" --repeat 10 \
       --json "$out/timing.json" > "$out/timing.log" 2>&1; then
     note timing ok "$(seconds "$t0") s, timing.json"
@@ -103,8 +105,9 @@ fi
   printf '%s\n' "${summary[@]}"
   if grep -q 'tests FAILED' "$out/ctest_gpu.log" 2>/dev/null; then
     echo
-    sed -nE 's/^[0-9]+: (.*(Failure|error: |Expected|Which is|Value of).*)/\1/p' \
-      "$out/ctest_gpu.log" | head -20
+    # Each gtest failure: its location line and the few lines that say what went wrong.
+    sed -E 's/^[0-9]+: //' "$out/ctest_gpu.log" | grep -A3 -E ': Failure$' | grep -vE '^--$' \
+      | head -24
     sed -n '/The following tests FAILED/,$p' "$out/ctest_gpu.log" | head -10
   fi
   if [[ -s "$out/gpu_notes.txt" ]]; then
