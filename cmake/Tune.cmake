@@ -47,9 +47,12 @@ Cache variables
   A ``tuner`` executable to use at configure time (reading spaces) and at build time (warm,
   tune, record tests), such as an installed one or one built earlier. When it is empty, the
   first ``tune_add_kernel`` builds the host tool from this repository during the configure, in
-  ``<build>/_tune_host_tool`` (Release, without tests), and later configures only re-check it
-  (a no-op build when nothing changed). At build time the in-tree ``tuner`` target is used, so
-  edits to the tool take effect on the next build.
+  ``<build>/_tune_host_tool`` (without tests), and later configures only re-check it (a no-op
+  build when nothing changed). Build steps run the same tool; the target ``tune_host_tool``
+  brings it up to date before them, so one build of the tool serves both.
+
+``TUNE_HOST_TOOL_BUILD_TYPE``
+  The build type of the host tool (default ``Release``).
 
 ``TUNE_NVCC_EXECUTABLE``
   The CUDA compiler that ``warm`` runs. Defaults to ``CMAKE_CUDA_COMPILER`` when the CUDA
@@ -91,6 +94,8 @@ set(TUNE_WARM_JOBS "${_tune_cores}" CACHE STRING "Candidates warm compiles at on
 unset(_tune_cores)
 set(TUNE_TUNER_EXECUTABLE "" CACHE FILEPATH
   "tuner executable to use instead of building the host tool at configure time")
+set(TUNE_HOST_TOOL_BUILD_TYPE "Release" CACHE STRING
+  "Build type of the host tuner built at configure time")
 
 include("${CMAKE_CURRENT_LIST_DIR}/TuneTool.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TuneKernel.cmake")

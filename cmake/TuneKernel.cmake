@@ -267,6 +267,16 @@ function(_tune_candidates fn tuner space out)
   set(${out} "${ids}" PARENT_SCOPE)
 endfunction()
 
+# _tune_add_tool_dependencies(<target> <tool-depends>): <target> runs the tuner, so it depends
+# on the targets among <tool-depends> (the host tool's refresh).
+function(_tune_add_tool_dependencies target depends)
+  foreach(d IN LISTS depends)
+    if(TARGET "${d}")
+      add_dependencies(${target} ${d})
+    endif()
+  endforeach()
+endfunction()
+
 # _tune_global_targets(<tool> <tool-depends>): the aggregates warm and tune, the tune-check
 # target and the warm job pool, made once by the first tune_add_kernel.
 function(_tune_global_targets tool tool_depends)
@@ -287,9 +297,7 @@ function(_tune_global_targets tool tool_depends)
     COMMAND "${tool}" status --check --build-dir "${CMAKE_BINARY_DIR}"
     COMMENT "Checking every tuned kernel's record"
     USES_TERMINAL VERBATIM)
-  if(TARGET "${tool_depends}")
-    add_dependencies(tune-check ${tool_depends})
-  endif()
+  _tune_add_tool_dependencies(tune-check "${tool_depends}")
 endfunction()
 
 function(tune_add_kernel name)
@@ -553,9 +561,7 @@ function(tune_add_kernel name)
     COMMAND "${tool}" tune --manifest "${manifest}"
     COMMENT "Checking the record of ${name}"
     USES_TERMINAL VERBATIM)
-  if(TARGET "${tool_depends}")
-    add_dependencies(tune.${name} ${tool_depends})
-  endif()
+  _tune_add_tool_dependencies(tune.${name} "${tool_depends}")
   add_dependencies(tune tune.${name})
 
   # --- record tests ----------------------------------------------------------------------

@@ -6,10 +6,10 @@ include_guard(GLOBAL)
 # _tune_configure_tuner(<fn> <out-var>)
 #
 # The tuner executable to run now, during the configure. TUNE_TUNER_EXECUTABLE when set;
-# otherwise the host tool built from this repository in <build>/_tune_host_tool: configured
-# once, then brought up to date by one `cmake --build` per configure (a no-op when nothing
-# changed), so a fresh configure of a consumer does not always rebuild it. <fn> names the
-# calling function in messages.
+# otherwise the host tool built from this repository in <build>/_tune_host_tool (build type
+# TUNE_HOST_TOOL_BUILD_TYPE): configured once, then brought up to date by one `cmake --build`
+# per configure (a no-op when nothing changed), so a fresh configure of a consumer does not
+# always rebuild it. <fn> names the calling function in messages.
 function(_tune_configure_tuner fn out)
   get_property(known GLOBAL PROPERTY _TUNE_CONFIGURE_TUNER)
   if(known)
@@ -37,6 +37,7 @@ function(_tune_configure_tuner fn out)
 
   set(dir "${CMAKE_BINARY_DIR}/_tune_host_tool")
   set(log "${dir}.log")
+  set_property(GLOBAL PROPERTY _TUNE_HOST_TOOL_DIR "${dir}")
   # Two configures sharing a build tree must not build the tool at the same time.
   file(MAKE_DIRECTORY "${dir}")
   file(LOCK "${dir}" DIRECTORY GUARD FUNCTION TIMEOUT 1800 RESULT_VARIABLE lock_rc)
@@ -48,7 +49,7 @@ function(_tune_configure_tuner fn out)
     message(STATUS "tune: building the host tuner once, in ${dir} (log: ${log})")
     set(args
       -S "${root}" -B "${dir}" -G "${CMAKE_GENERATOR}"
-      -DCMAKE_BUILD_TYPE=Release
+      "-DCMAKE_BUILD_TYPE=${TUNE_HOST_TOOL_BUILD_TYPE}"
       -DTUNE_ENABLE_TESTS=OFF -DTUNE_ENABLE_KERNELS=OFF -DTUNE_ENABLE_WERROR=OFF
       -D_TUNE_HOST_TOOL_BUILD=ON)
     if(CMAKE_GENERATOR_PLATFORM)
@@ -79,7 +80,8 @@ function(_tune_configure_tuner fn out)
   # Up to date check on every configure: Ninja's no-op build costs a fraction of a second.
   cmake_host_system_information(RESULT cores QUERY NUMBER_OF_LOGICAL_CORES)
   execute_process(
-    COMMAND "${CMAKE_COMMAND}" --build "${dir}" --target tuner --config Release --parallel ${cores}
+    COMMAND "${CMAKE_COMMAND}" --build "${dir}" --target tuner
+            --config "${TUNE_HOST_TOOL_BUILD_TYPE}" --parallel ${cores}
     RESULT_VARIABLE rc OUTPUT_VARIABLE output ERROR_VARIABLE output)
   file(APPEND "${log}" "${output}")
   if(NOT rc EQUAL 0)
@@ -87,7 +89,7 @@ function(_tune_configure_tuner fn out)
       "${fn}: building the host tuner in '${dir}' failed (log: ${log}):\n${output}\n"
       "Fix the error above, or pass -DTUNE_TUNER_EXECUTABLE=<path to a built tuner>")
   endif()
-  set(where "${dir}/tuner-location-Release.txt")
+  set(where "${dir}/tuner-location-${TUNE_HOST_TOOL_BUILD_TYPE}.txt")
   if(NOT EXISTS "${where}")
     message(FATAL_ERROR "${fn}: the host tuner build in '${dir}' did not say where the tool is "
       "('${where}' is missing): remove '${dir}' and configure again")
@@ -103,25 +105,30 @@ endfunction()
 
 # _tune_build_tuner(<fn> <out-command> <out-depends>)
 #
-# The tuner that build steps and tests run, as a path or generator expression, and what a
-# step must depend on for it to be built: TUNE_TUNER_EXECUTABLE when set (a file dependency);
-# else the in-tree `tuner` target on a single-configuration generator (so that edits to the
-# tool take effect on the next build); else the configure-time host tool.
+# The tuner that build steps and tests run, and what a step must depend on for it to be up to
+# date: TUNE_TUNER_EXECUTABLE when set (a file dependency); else the configure-time host tool,
+# which the target `tune_host_tool` brings up to date before any step that runs it (a nested
+# `cmake --build`, a no-op when nothing changed; the tool is its byproduct, so steps that run
+# the tool re-run when it was rebuilt). One build of the tool serves the configure and the
+# build, where the in-tree `tuner` target would build it a second time.
 function(_tune_build_tuner fn out_command out_depends)
   if(TUNE_TUNER_EXECUTABLE)
     set(${out_command} "${TUNE_TUNER_EXECUTABLE}" PARENT_SCOPE)
     set(${out_depends} "${TUNE_TUNER_EXECUTABLE}" PARENT_SCOPE)
     return()
   endif()
-  get_property(multi GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
-  if(TARGET tuner AND NOT multi)
-    set(${out_command} "$<TARGET_FILE:tuner>" PARENT_SCOPE)
-    set(${out_depends} tuner PARENT_SCOPE)
-    return()
-  endif()
   _tune_configure_tuner("${fn}" tool)
+  if(NOT TARGET tune_host_tool)
+    get_property(dir GLOBAL PROPERTY _TUNE_HOST_TOOL_DIR)
+    add_custom_target(tune_host_tool
+      COMMAND "${CMAKE_COMMAND}" --build "${dir}" --target tuner
+              --config "${TUNE_HOST_TOOL_BUILD_TYPE}"
+      BYPRODUCTS "${tool}"
+      COMMENT "Bringing the host tuner up to date"
+      VERBATIM)
+  endif()
   set(${out_command} "${tool}" PARENT_SCOPE)
-  set(${out_depends} "${tool}" PARENT_SCOPE)
+  set(${out_depends} "${tool};tune_host_tool" PARENT_SCOPE)
 endfunction()
 
 # _tune_find_nvcc(<fn> <out-var>)

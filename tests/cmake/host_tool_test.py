@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""A consumer configured without TUNE_TUNER_EXECUTABLE: the first configure builds the host
+tuner (it must read the spaces to write Ninja's graph), the next one only re-checks it, and
+build steps run that same tool rather than building the in-tree `tuner` a second time.
+
+Slow (it compiles tune_core and the tuner; Debug to keep it shorter), so it has its own label.
+"""
+
+import json
+import unittest
+
+import consumer
+from consumer import Project
+
+
+class HostToolTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.p = Project("host-tool", tuner=False)
+        cls.first = cls.p.configure("-DTUNE_ARCH=sm_90", "-DTUNE_HOST_TOOL_BUILD_TYPE=Debug")
+
+    def test_1_first_configure_builds_the_host_tool(self):
+        self.assertEqual(self.first.rc, 0, self.first)
+        tool_dir = self.p.build / "_tune_host_tool"
+        self.assertIn(f"-- tune: building the host tuner once, in {tool_dir} (log: "
+                      f"{tool_dir}.log)\n", self.first.stdout)
+        self.assertIn("-- tune: scale: 4 candidates for sm_90\n", self.first.stdout)
+        tool = tool_dir / "tuner" / "tuner"
+        self.assertTrue(tool.is_file())
+        manifest = json.loads(self.p.manifest("scale").read_text())
+        self.assertEqual(manifest["tuner"], str(tool))
+
+    def test_2_next_configure_only_rechecks_it(self):
+        tool = self.p.build / "_tune_host_tool" / "tuner" / "tuner"
+        before = tool.stat().st_mtime_ns
+        again = self.p.configure()
+        self.assertEqual(again.rc, 0, again)
+        self.assertNotIn("building the host tuner", again.stdout)
+        self.assertEqual(tool.stat().st_mtime_ns, before)
+        log = (self.p.build / "_tune_host_tool.log").read_text()
+        self.assertTrue(log.rstrip().endswith("ninja: no work to do."), log[-500:])
+
+    def test_3_build_steps_run_the_host_tool(self):
+        warm = self.p.build_target("warm.fill")
+        self.assertEqual(warm.rc, 0, warm)
+        self.assertIn("Bringing the host tuner up to date", warm.stdout)
+        self.assertEqual(sorted(cid for _, cid in self.p.compile_log()),
+                         ["BLOCK=128,SHARED_KIB=1", "BLOCK=256,SHARED_KIB=1",
+                          "BLOCK=256,SHARED_KIB=64", "BLOCK=64,SHARED_KIB=1"])
+        # The in-tree tuner was not built for it.
+        self.assertFalse((self.p.build / "tune" / "tuner" / "tuner").exists())
+
+
+if __name__ == "__main__":
+    consumer.main(need_tuner=False)
