@@ -61,12 +61,32 @@ struct BenchResult {
   std::vector<std::string> warnings;  ///< throttling, other processes, large spread
 };
 
-/// Times `launch` on `stream` of `ctx` (which must not be the legacy default stream when
-/// batching: graphs are captured from it; `ctx.stream()` is a good choice). `launch` must only
-/// queue work on the stream it is given. Throws tune::error (tune::cuda_error for a failed
-/// launch) when the closure fails, and when a timing is not finite.
+/// Times `launch` on `stream` of `ctx`; a null stream means `ctx.stream()` (the legacy default
+/// stream cannot be captured into a graph). `launch` must only queue work on the stream it is
+/// given. Throws tune::error (tune::cuda_error for a failed launch) when the closure fails, and
+/// when a timing is not finite.
 BenchResult bench(Context& ctx, const Launch& launch, CUstream stream,
                   const BenchOptions& options = {});
+
+/// What the paired bench measured: one sample per arm and pair, per launch, in milliseconds.
+struct PairedBenchResult {
+  std::vector<double> a_ms;  ///< arm A's time in each pair, in pair order
+  std::vector<double> b_ms;  ///< arm B's time in each pair, in pair order
+  int pairs = 0;
+  bool batched = false;  ///< both arms timed as CUDA graphs of `batch_size` launches
+  int batch_size = 1;
+  std::vector<std::string> warnings;  ///< throttling, other processes
+};
+
+/// Times `a` and `b` against each other for the paired runoff (REFERENCE.md "The runoff"):
+/// a first launch of each, an estimate of each, warm-up alternating A and B, then `pairs`
+/// pairs timed in strict alternation (AB in even pairs, BA in odd ones, so that neither arm
+/// always goes first), the L2 flushed and the spin kernel queued before each arm. With
+/// `pairs` 0 the count is `rep_ms` over A's estimate, within [max(min_reps, 20), max_reps].
+/// When either arm is estimated under `batch_below_ms` (automatic batching), both are timed as
+/// CUDA graphs of the same number of launches. Throws as `bench` does.
+PairedBenchResult bench_paired(Context& ctx, const Launch& a, const Launch& b, CUstream stream,
+                               const BenchOptions& options = {}, int pairs = 0);
 
 /// The `q` quantile (0..1) of `values`, interpolating linearly between order statistics (as
 /// numpy does by default); NaN for no values.
