@@ -22,10 +22,30 @@
 
 #include <tuner/core/config.hpp>
 #include <tuner/core/result.hpp>
+#include <tuner/core/runoff.hpp>
 #include <tuner/core/trial.hpp>
 #include <tuner/core/trial_log.hpp>
 
 namespace tune {
+
+/// What an objective's paired runoff measured (`Objective::runoff`): both finalists set up
+/// again (so their correctness gates run again) and timed in strict alternation.
+struct RunoffPairs {
+  /// Paired timings in milliseconds: index i of both vectors is one pair. Empty when a
+  /// finalist forfeited or the paired bench failed.
+  std::vector<double> incumbent_ms;
+  std::vector<double> challenger_ms;
+  /// Set when the incumbent's (challenger's) setup failed: the reason. That finalist forfeits.
+  std::optional<std::string> incumbent_failure;
+  std::optional<std::string> challenger_failure;
+  /// Set when the paired bench failed after both setups succeeded: the incumbent keeps its
+  /// place (REFERENCE.md "The runoff").
+  std::optional<std::string> failure;
+  /// The device that ran it, what may have disturbed it, and whether it was timed in batches.
+  std::optional<std::string> device;
+  std::vector<std::string> warnings;
+  bool batched = false;
+};
 
 /// An end-to-end objective: the caller owns the measurement (a whole request, a whole program)
 /// and the search provides logging, resume, incumbents and the budget.
@@ -44,6 +64,14 @@ class Objective {
   /// The candidate's cache key, when the objective has one: a logged trial is adopted on
   /// resume only when its key equals this one.
   virtual std::optional<std::string> cache_key(std::size_t /*index*/) { return std::nullopt; }
+  /// The paired runoff between two finalists (indices into `configs()`): `incumbent` is the one
+  /// that keeps its place on a tie. nullopt (the default) means this objective has no runoff:
+  /// the best sequential median wins, as on the reference's objective path. An exception stops
+  /// the run, as from `measure`.
+  virtual std::optional<RunoffPairs> runoff(std::size_t /*incumbent*/,
+                                            std::size_t /*challenger*/) {
+    return std::nullopt;
+  }
 };
 
 /// What a run found.
@@ -64,8 +92,15 @@ struct Output {
   std::size_t resumed = 0;
   /// Whether the budget ran out before every candidate was visited.
   bool budget_exhausted = false;
-  /// Warnings of the log (skipped or repaired lines).
+  /// Warnings of the log (skipped or repaired lines), of a dropped soft incumbent and of a
+  /// failed runoff.
   std::vector<std::string> warnings;
+  /// The runoff's trials (phase runoff, logged), in the order incumbent, challenger; a
+  /// finalist that forfeited has one invalid trial here (`runoff setup failed: ...`).
+  std::vector<Trial> runoff_trials;
+  /// The runoff's statistics when one decided the winner (also on a forfeit, with outcome
+  /// forfeit and no pairs); nullopt when none ran.
+  std::optional<RunoffStats> runoff;
 };
 
 /// One step of a run, for progress displays.
@@ -106,12 +141,24 @@ class Autotuner {
   /// Higher is better: `median_ms` holds a score. Logged in the header, so that a minimizing
   /// and a maximizing run never share a log.
   Autotuner& maximize(bool on = true);
+  /// The committed winner: measured right after the required configs (before the search) when it
+  /// is still in the pruned space, so that it wins ties of the sequential medians, and the
+  /// incumbent of the runoff when it is a finalist. One that left the space or fails to measure
+  /// is dropped with a warning; it never fails the run.
+  Autotuner& soft_incumbent(Config config);
+  /// The runoff's tie margin and significance level (default: RunoffPolicy's, fixed in
+  /// advance). The runoff runs only when the objective implements `Objective::runoff`, and not
+  /// when maximizing.
+  Autotuner& runoff_policy(RunoffPolicy policy);
   /// Called after each trial is adopted or measured (and logged).
   Autotuner& on_progress(std::function<void(const Progress&)> fn);
   /// Called with each warning as it arises (they are also collected in `Output::warnings`).
   Autotuner& on_warning(std::function<void(const std::string&)> fn);
 
-  /// Runs the search over `objective.configs()`. Returns a diagnostic, before anything is
+  /// Runs the search over `objective.configs()`, then the runoff between the two best distinct
+  /// measured configs when the objective has one and budget is left (it is never adopted from
+  /// the log: a resumed run runs it again). The runoff's incumbent is the soft incumbent when it
+  /// is a finalist, else a required config that is, else the sequential leader. Returns a diagnostic, before anything is
   /// measured, for a refused log or a required config not in the pruned space; a failing
   /// incumbent is reported in `Output::incumbent_failure`. Throws tune::error on I/O failure
   /// and lets the objective's exceptions through.
@@ -122,6 +169,8 @@ class Autotuner {
   std::optional<std::vector<Config>> configs_;
   std::function<bool(const Config&)> prune_;
   std::vector<Config> require_;
+  std::optional<Config> soft_incumbent_;
+  RunoffPolicy runoff_policy_;
   std::optional<double> budget_s_;
   std::string arch_;
   std::optional<std::filesystem::path> log_path_;

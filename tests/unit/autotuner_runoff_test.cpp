@@ -1,0 +1,328 @@
+// The runoff hook and the soft incumbent of the Autotuner (REFERENCE.md "The runoff", DESIGN.md
+// "Measuring and deciding"), against a fake objective with scripted medians and runoffs.
+#include <tuner/core/autotuner.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Scripted objective: each config's sequential median, and for the runoff a per-config
+/// paired time (or a setup failure), recording which finalists it was asked about.
+class RunoffObjective : public Objective {
+ public:
+  explicit RunoffObjective(std::vector<int> values) {
+    for (int v : values)
+      configs_.push_back(Config{{"BN", v}});
+  }
+  const std::vector<Config>& configs() override { return configs_; }
+  Trial measure(std::size_t index) override {
+    const std::string id = configs_.at(index).id();
+    measured.push_back(id);
+    if (auto it = failures.find(id); it != failures.end()) return Trial::invalid(it->second);
+    auto it = medians.find(id);
+    const double median = it != medians.end() ? it->second : 10.0;
+    return Trial::measured(median, median * 0.9, 20);
+  }
+  std::optional<RunoffPairs> runoff(std::size_t incumbent, std::size_t challenger) override {
+    if (!has_runoff) return std::nullopt;
+    const std::string inc = configs_.at(incumbent).id();
+    const std::string ch = configs_.at(challenger).id();
+    runoffs.emplace_back(inc, ch);
+    RunoffPairs p;
+    if (auto it = setup_failures.find(inc); it != setup_failures.end())
+      p.incumbent_failure = it->second;
+    if (auto it = setup_failures.find(ch); it != setup_failures.end())
+      p.challenger_failure = it->second;
+    if (p.incumbent_failure || p.challenger_failure) return p;
+    if (!bench_failure.empty()) {
+      p.failure = bench_failure;
+      return p;
+    }
+    for (int i = 0; i < 20; ++i) {
+      // A small alternating jitter, so that the sign test sees every pair.
+      const double jitter = (i % 2 ? 1.0 : -1.0) * 1e-4;
+      p.incumbent_ms.push_back(paired.at(inc) + jitter);
+      p.challenger_ms.push_back(paired.at(ch) - jitter);
+    }
+    p.device = "Fake GPU";
+    return p;
+  }
+
+  std::vector<Config> configs_;
+  std::map<std::string, double> medians;
+  std::map<std::string, std::string> failures;
+  std::map<std::string, double> paired;  // the runoff's time per config
+  std::map<std::string, std::string> setup_failures;
+  std::string bench_failure;
+  bool has_runoff = true;
+  std::vector<std::string> measured;
+  std::vector<std::pair<std::string, std::string>> runoffs;  // (incumbent, challenger)
+};
+
+std::string id(int bn) {
+  return Config{{"BN", bn}}.id();
+}
+
+/// The log's runoff lines, as JSON.
+std::vector<nlohmann::json> runoff_lines(const fs::path& log) {
+  std::ifstream in(log);
+  std::vector<nlohmann::json> out;
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j["phase"] == "runoff") out.push_back(j);
+  }
+  return out;
+}
+
+class AutotunerRunoffTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) / fmt::format("autotuner_runoff_test.{}", ::getpid()) /
+           info->name();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    log_ = dir_ / "k.trials.jsonl";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Autotuner tuner() { return std::move(Autotuner("k/b").arch("sm_90").log(log_)); }
+
+  fs::path dir_;
+  fs::path log_;
+};
+
+TEST_F(AutotunerRunoffTest, ObjectiveWithoutRunoffKeepsTheSequentialBest) {
+  RunoffObjective obj({1, 2, 3});
+  obj.has_runoff = false;
+  obj.medians = {{id(1), 3.0}, {id(2), 1.0}, {id(3), 2.0}};
+  result<Output> out = tuner().run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_EQ(out->best->id(), id(2));
+  EXPECT_FALSE(out->runoff.has_value());
+  EXPECT_TRUE(out->runoff_trials.empty());
+  EXPECT_TRUE(obj.runoffs.empty());
+}
+
+TEST_F(AutotunerRunoffTest, ChallengerThatIsFasterInTheRunoffWins) {
+  RunoffObjective obj({1, 2, 3});
+  obj.medians = {{id(1), 3.0}, {id(2), 1.0}, {id(3), 1.01}};
+  obj.paired = {{id(2), 1.0}, {id(3), 0.9}};
+  result<Output> out = tuner().run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  ASSERT_EQ(obj.runoffs.size(), 1u);
+  EXPECT_EQ(obj.runoffs[0], std::make_pair(id(2), id(3)));  // the sequential leader defends
+  ASSERT_TRUE(out->runoff);
+  EXPECT_EQ(out->runoff->outcome, RunoffOutcome::challenger_wins);
+  EXPECT_EQ(out->runoff->winner, id(3));
+  EXPECT_EQ(out->best->id(), id(3));
+  EXPECT_EQ(out->trials[*out->best_index].id(), id(3));
+  ASSERT_EQ(out->runoff_trials.size(), 2u);
+  EXPECT_EQ(out->runoff_trials[0].id(), id(2));
+  EXPECT_EQ(out->runoff_trials[1].id(), id(3));
+  for (const Trial& t : out->runoff_trials) {
+    EXPECT_EQ(t.phase, Phase::runoff);
+    EXPECT_EQ(t.runoff["winner"], id(3));
+    EXPECT_EQ(t.runoff["pairs"], 20);
+    EXPECT_EQ(t.device, std::optional<std::string>("Fake GPU"));
+  }
+  EXPECT_NEAR(out->runoff_trials[1].state.measured()->median_ms, 0.9, 1e-3);
+
+  // Both runoff trials are in the log, with their statistics.
+  std::vector<nlohmann::json> logged = runoff_lines(log_);
+  ASSERT_EQ(logged.size(), 2u);
+  EXPECT_EQ(logged[0]["config_id"], id(2));
+  EXPECT_EQ(logged[0]["runoff"]["outcome"], "challenger_wins");
+  EXPECT_EQ(logged[1]["config_id"], id(3));
+}
+
+TEST_F(AutotunerRunoffTest, TieGoesToTheRequiredConfig) {
+  RunoffObjective obj({1, 2, 3});
+  obj.medians = {{id(1), 1.0}, {id(2), 1.005}, {id(3), 5.0}};
+  obj.paired = {{id(1), 1.0}, {id(2), 1.002}};
+  // BN=2 is required; BN=1 leads sequentially. Inside the margin: a tie, the required one wins.
+  result<Output> out = tuner().require({Config{{"BN", 2}}}).run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  ASSERT_EQ(obj.runoffs.size(), 1u);
+  EXPECT_EQ(obj.runoffs[0], std::make_pair(id(2), id(1)));
+  EXPECT_EQ(out->runoff->outcome, RunoffOutcome::tie);
+  EXPECT_EQ(out->runoff->winner, id(2));
+  EXPECT_EQ(out->best->id(), id(2));
+}
+
+TEST_F(AutotunerRunoffTest, SoftIncumbentIsMeasuredFirstAndDefendsTheRunoff) {
+  RunoffObjective obj({1, 2, 3, 4});
+  obj.medians = {{id(1), 5.0}, {id(2), 1.0}, {id(3), 1.001}, {id(4), 5.0}};
+  obj.paired = {{id(2), 1.0}, {id(3), 1.001}};
+  result<Output> out =
+      tuner().require({Config{{"BN", 4}}}).soft_incumbent(Config{{"BN", 3}}).run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_EQ(obj.measured, (std::vector<std::string>{id(4), id(3), id(1), id(2)}));
+  ASSERT_EQ(obj.runoffs.size(), 1u);
+  EXPECT_EQ(obj.runoffs[0], std::make_pair(id(3), id(2)));
+  EXPECT_EQ(out->runoff->outcome, RunoffOutcome::tie);
+  EXPECT_EQ(out->best->id(), id(3));
+  EXPECT_TRUE(out->warnings.empty());
+}
+
+TEST_F(AutotunerRunoffTest, SoftIncumbentWinsATieOfSequentialMedians) {
+  RunoffObjective obj({1, 2, 3});
+  obj.has_runoff = false;
+  obj.medians = {{id(1), 1.0}, {id(2), 2.0}, {id(3), 1.0}};
+  result<Output> out = tuner().soft_incumbent(Config{{"BN", 3}}).run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_EQ(out->best->id(), id(3));
+}
+
+TEST_F(AutotunerRunoffTest, SoftIncumbentNotInTheSpaceIsDroppedWithAWarning) {
+  RunoffObjective obj({1, 2});
+  obj.paired = {{id(1), 1.0}, {id(2), 1.0}};
+  std::vector<std::string> seen;
+  result<Output> out = tuner()
+                           .soft_incumbent(Config{{"BN", 7}})
+                           .on_warning([&](const std::string& w) { seen.push_back(w); })
+                           .run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_EQ(out->warnings,
+            (std::vector<std::string>{"committed winner BN=7 is no longer in the space; dropped"}));
+  EXPECT_EQ(seen, out->warnings);
+  EXPECT_EQ(obj.measured, (std::vector<std::string>{id(1), id(2)}));
+  EXPECT_TRUE(out->best.has_value());
+}
+
+TEST_F(AutotunerRunoffTest, FailingSoftIncumbentIsDroppedAndTheSearchGoesOn) {
+  RunoffObjective obj({1, 2, 3});
+  obj.medians = {{id(1), 2.0}, {id(3), 1.0}};
+  obj.failures = {{id(2), "check failed"}};
+  obj.paired = {{id(1), 2.0}, {id(3), 1.0}};
+  result<Output> out = tuner().soft_incumbent(Config{{"BN", 2}}).run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_FALSE(out->incumbent_failure.has_value());
+  EXPECT_EQ(out->warnings,
+            (std::vector<std::string>{"committed winner BN=2 failed: check failed; dropped"}));
+  EXPECT_EQ(obj.measured, (std::vector<std::string>{id(2), id(1), id(3)}));
+  ASSERT_EQ(obj.runoffs.size(), 1u);
+  EXPECT_EQ(obj.runoffs[0], std::make_pair(id(3), id(1)));
+  EXPECT_EQ(out->best->id(), id(3));
+}
+
+TEST_F(AutotunerRunoffTest, ForfeitingLeaderIsLoggedInvalidAndTheOtherWins) {
+  RunoffObjective obj({1, 2, 3});
+  obj.medians = {{id(1), 1.0}, {id(2), 2.0}, {id(3), 3.0}};
+  obj.setup_failures = {{id(1), "'y' is wrong: relative error nan exceeds 1e-05"}};
+  result<Output> out = tuner().run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_EQ(out->best->id(), id(2));
+  ASSERT_TRUE(out->runoff);
+  EXPECT_EQ(out->runoff->outcome, RunoffOutcome::forfeit);
+  EXPECT_EQ(out->runoff->winner, id(2));
+  EXPECT_EQ(out->runoff->pairs, 0);
+  ASSERT_EQ(out->runoff_trials.size(), 1u);
+  const Trial& t = out->runoff_trials[0];
+  EXPECT_EQ(t.id(), id(1));
+  EXPECT_EQ(t.phase, Phase::runoff);
+  ASSERT_FALSE(t.is_measured());
+  EXPECT_EQ(t.state.invalid()->reason,
+            "runoff setup failed: 'y' is wrong: relative error nan exceeds 1e-05");
+}
+
+TEST_F(AutotunerRunoffTest, ForfeitingChallengerLeavesTheIncumbent) {
+  RunoffObjective obj({1, 2});
+  obj.medians = {{id(1), 1.0}, {id(2), 2.0}};
+  obj.setup_failures = {{id(2), "out of memory"}};
+  result<Output> out = tuner().run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_EQ(out->best->id(), id(1));
+  ASSERT_EQ(out->runoff_trials.size(), 1u);
+  EXPECT_EQ(out->runoff_trials[0].state.invalid()->reason, "runoff setup failed: out of memory");
+}
+
+TEST_F(AutotunerRunoffTest, BothFinalistsForfeitingLeavesNoWinner) {
+  RunoffObjective obj({1, 2});
+  obj.medians = {{id(1), 1.0}, {id(2), 2.0}};
+  obj.setup_failures = {{id(1), "a"}, {id(2), "b"}};
+  result<Output> out = tuner().run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_FALSE(out->best.has_value());
+  EXPECT_FALSE(out->best_index.has_value());
+  EXPECT_EQ(out->runoff_trials.size(), 2u);
+  EXPECT_EQ(out->warnings,
+            (std::vector<std::string>{
+                "both finalists failed their runoff setup (BN=1 and BN=2); no winner"}));
+}
+
+TEST_F(AutotunerRunoffTest, FailedPairedBenchKeepsTheIncumbent) {
+  RunoffObjective obj({1, 2});
+  obj.medians = {{id(1), 2.0}, {id(2), 1.0}};
+  obj.bench_failure = "bench: a rep timed nan ms, not a finite time";
+  result<Output> out = tuner().require({Config{{"BN", 1}}}).run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_EQ(out->best->id(), id(1));
+  EXPECT_FALSE(out->runoff.has_value());
+  EXPECT_TRUE(out->runoff_trials.empty());
+  EXPECT_EQ(out->warnings, (std::vector<std::string>{
+                               "runoff of BN=2 against BN=1 failed: bench: a rep timed nan ms, "
+                               "not a finite time; BN=1 keeps its place"}));
+}
+
+TEST_F(AutotunerRunoffTest, NoRunoffWithOneMeasuredConfigOrNoBudget) {
+  {
+    RunoffObjective obj({1, 2});
+    obj.failures = {{id(2), "x"}};
+    result<Output> out = tuner().run_objective(obj);
+    ASSERT_TRUE(out) << out.error().str();
+    EXPECT_EQ(out->best->id(), id(1));
+    EXPECT_TRUE(obj.runoffs.empty());
+  }
+  fs::remove(log_);
+  {
+    RunoffObjective obj({1, 2});
+    obj.paired = {{id(1), 1.0}, {id(2), 1.0}};
+    // A zero budget: only required configs are measured, so nothing is left for a runoff.
+    result<Output> out =
+        tuner().require({Config{{"BN", 1}}, Config{{"BN", 2}}}).budget(0).run_objective(obj);
+    ASSERT_TRUE(out) << out.error().str();
+    EXPECT_EQ(obj.measured.size(), 2u);
+    EXPECT_TRUE(obj.runoffs.empty());
+    EXPECT_TRUE(out->budget_exhausted);
+    EXPECT_EQ(out->best->id(), id(1));
+  }
+}
+
+TEST_F(AutotunerRunoffTest, ResumeReRunsTheRunoffButNoCompletedTrial) {
+  RunoffObjective first({1, 2, 3});
+  first.medians = {{id(1), 3.0}, {id(2), 1.0}, {id(3), 1.01}};
+  first.paired = {{id(2), 1.0}, {id(3), 0.9}};
+  ASSERT_TRUE(tuner().run_objective(first));
+
+  RunoffObjective again = first;
+  again.measured.clear();
+  again.runoffs.clear();
+  result<Output> out = tuner().run_objective(again);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_TRUE(again.measured.empty());
+  EXPECT_EQ(out->resumed, 3u);
+  ASSERT_EQ(again.runoffs.size(), 1u);
+  EXPECT_EQ(again.runoffs[0], std::make_pair(id(2), id(3)));
+  EXPECT_EQ(out->best->id(), id(3));
+  // The log now holds four runoff lines: two per run, none adopted as a search trial.
+  EXPECT_EQ(runoff_lines(log_).size(), 4u);
+}
+
+}  // namespace
+}  // namespace tune
