@@ -222,48 +222,34 @@ function(_tune_resolve_archs fn out)
   set(${out} "${archs}" PARENT_SCOPE)
 endfunction()
 
-# _tune_candidates(<fn> <tuner> <space> <out-ids>): runs `tuner space <space> --json` and
+# _tune_candidates(<fn> <tuner> <space> <out-ids>): validates the space with the tuner and
 # returns the candidate ids warm compiles: the union of every bucket's pruned configs, in order
-# of first appearance.
+# of first appearance. `tuner warm --list-candidates` prints them one per line (Space::load, the
+# same reader and diagnostics as `tuner space`); lines keep this linear in the number of
+# candidates, where string(JSON) over `tuner space --json` would re-parse the document per id.
+# Ids cannot hold ';' or '[' (param values are restricted to [A-Za-z0-9_.:+-]), so they are
+# safe list elements.
 function(_tune_candidates fn tuner space out)
-  execute_process(COMMAND "${tuner}" space "${space}" --json
-    RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
+  execute_process(COMMAND "${tuner}" warm --list-candidates "${space}"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     string(STRIP "${err}" err)
     message(FATAL_ERROR "${fn}: SPACE '${space}' is not a valid space:\n${err}\n"
-      "(read by '${tuner} space'; fix the space file and configure again)")
+      "(read by '${tuner}'; fix the space file and configure again)")
   endif()
-  string(JSON nbuckets ERROR_VARIABLE jerr LENGTH "${json}" buckets)
-  if(jerr)
-    message(FATAL_ERROR "${fn}: cannot read '${tuner} space ${space} --json': ${jerr}")
-  endif()
+  string(REGEX REPLACE "\n$" "" text "${text}")
+  string(REPLACE "\n" ";" lines "${text}")
   set(ids)
-  if(nbuckets GREATER 0)
-    math(EXPR last_bucket "${nbuckets} - 1")
-    foreach(b RANGE ${last_bucket})
-      # One GET per bucket, then per config of that bucket's (smaller) document.
-      string(JSON configs GET "${json}" buckets ${b} configs)
-      string(JSON nconfigs LENGTH "${configs}")
-      if(nconfigs EQUAL 0)
-        continue()
-      endif()
-      math(EXPR last "${nconfigs} - 1")
-      foreach(c RANGE ${last})
-        string(JSON id GET "${configs}" ${c} id)
-        string(SHA256 h "${id}")
-        string(SUBSTRING "${h}" 0 16 h)
-        if(DEFINED seen_${h})
-          if(NOT "${seen_${h}}" STREQUAL "${id}")
-            message(FATAL_ERROR "${fn}: configs '${seen_${h}}' and '${id}' share the stamp name "
-              "c-${h}: rename a param")
-          endif()
-          continue()
-        endif()
-        set(seen_${h} "${id}")
-        list(APPEND ids "${id}")
-      endforeach()
-    endforeach()
-  endif()
+  foreach(id IN LISTS lines)
+    string(SHA256 h "${id}")
+    string(SUBSTRING "${h}" 0 16 h)
+    if(DEFINED seen_${h})
+      message(FATAL_ERROR "${fn}: configs '${seen_${h}}' and '${id}' share the stamp name "
+        "c-${h}: rename a param")
+    endif()
+    set(seen_${h} "${id}")
+    list(APPEND ids "${id}")
+  endforeach()
   set(${out} "${ids}" PARENT_SCOPE)
 endfunction()
 

@@ -135,7 +135,7 @@ class ConfigureTest(unittest.TestCase):
             "tune_add_kernel(scale SOURCE kernels/scale.cu SPACE spaces/bad.toml "
             "RECORD records/scale.json ARCH sm_90)",
             f"tune_add_kernel(scale): SPACE '{self.p.src}/spaces/bad.toml' is not a valid space:\n"
-            f"{diag.stderr.strip()}\n(read by '{consumer.ARGS.tuner} space'; fix the space file "
+            f"{diag.stderr.strip()}\n(read by '{consumer.ARGS.tuner}'; fix the space file "
             f"and configure again)")
 
     def test_explicit_cuda_architectures_give_one_record_per_arch(self):

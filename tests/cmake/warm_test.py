@@ -202,6 +202,36 @@ class WarmTest(unittest.TestCase):
         m = json.loads(other.manifest("scale").read_text())
         self.assertEqual(m["cache_dir"], str(self.p.build / "tune" / "cache"))
 
+    def test_10_warm_from_the_command_line(self):
+        manifest = self.p.manifest("fill")
+        every = self.p.tuner("warm", "--manifest", manifest)
+        self.assertEqual(every.rc, 0, every)
+        self.assertTrue(every.stdout.endswith(
+            "tuner warm: fill: 4 candidates for sm_90: 0 compiled, 4 cached, 2 invalid\n"),
+            every)
+        one = self.p.tuner("warm", "--manifest", manifest, "--config", "BLOCK=256,SHARED_KIB=1",
+                           "--json")
+        self.assertEqual(one.rc, 0, one)
+        out = json.loads(one.stdout)
+        self.assertEqual((out["compiled"], out["cached"], out["invalid"]), (0, 1, 0))
+        self.assertEqual(out["results"][0]["status"], "ok")
+
+        unknown = self.p.tuner("warm", "--manifest", manifest, "--config", "BLOCK=512")
+        self.assertEqual(unknown.rc, 2, unknown)
+        self.assertEqual(
+            unknown.stderr,
+            f"tuner warm: error: config 'BLOCK=512' is not in the space "
+            f"'{self.p.src}/spaces/fill.toml' of kernel 'fill' (re-run the CMake configure if the "
+            f"space changed)\n")
+        stamp = self.p.tuner("warm", "--manifest", manifest, "--stamp", self.p.root / "s")
+        self.assertEqual(stamp.rc, 2, stamp)
+        self.assertEqual(stamp.stderr,
+                         "tuner warm: error: --stamp needs one --arch and one --config\n")
+        listed = self.p.tuner("warm", "--list-candidates", self.p.src / "spaces" / "fill.toml")
+        self.assertEqual(listed.rc, 0, listed)
+        self.assertEqual(listed.stdout, "BLOCK=64,SHARED_KIB=1\nBLOCK=128,SHARED_KIB=1\n"
+                                        "BLOCK=256,SHARED_KIB=1\nBLOCK=256,SHARED_KIB=64\n")
+
 
 if __name__ == "__main__":
     consumer.main()

@@ -24,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct WarmOptions {
+  std::string list_candidates;
   std::string manifest;
   std::string arch;
   std::vector<std::string> configs;
@@ -46,7 +47,34 @@ result<std::vector<Config>> all_candidates(const Space& space) {
   return out;
 }
 
+// `--list-candidates <space>`: the candidate ids, one per line (ids hold no newline), for the
+// CMake functions, which need them to write Ninja's graph. Reading lines keeps the configure
+// linear in the size of the space, where picking ids out of `tuner space --json` with CMake's
+// string(JSON) re-parses the document once per id.
+int list_candidates(const std::string& space_path) {
+  result<Space> space = Space::load(space_path);
+  if (!space) {
+    fmt::print(stderr, "{}\n", space.error().str());
+    return exit_bad_input;
+  }
+  result<std::vector<Config>> all = all_candidates(*space);
+  if (!all) {
+    fmt::print(stderr, "{}\n", all.error().str());
+    return exit_bad_input;
+  }
+  std::string out;
+  for (const Config& c : *all)
+    out += c.id() + "\n";
+  std::fputs(out.c_str(), stdout);
+  return exit_ok;
+}
+
 int run_warm(const WarmOptions& opt) {
+  if (!opt.list_candidates.empty()) return list_candidates(opt.list_candidates);
+  if (opt.manifest.empty()) {
+    fmt::print(stderr, "tuner warm: error: --manifest is required\n");
+    return exit_bad_input;
+  }
   result<KernelBuild> build = load_kernel_build(opt.manifest);
   if (!build) {
     fmt::print(stderr, "{}\n", build.error().str());
@@ -166,7 +194,7 @@ void add_warm_command(CLI::App& app, Run& run) {
       "warm",
       "compile candidates into the kernel cache (compile-only, no GPU); a candidate that fails "
       "to compile or is over the architecture's limits is stored as invalid, not an error");
-  sub->add_option("--manifest", opt->manifest, "the kernel's manifest.json")->required();
+  auto* manifest = sub->add_option("--manifest", opt->manifest, "the kernel's manifest.json");
   sub->add_option("--arch", opt->arch, "one architecture (default: every one the manifest lists)");
   sub->add_option("--config", opt->configs,
                   "a config id to compile (repeatable; default: every candidate of the space)");
@@ -176,6 +204,10 @@ void add_warm_command(CLI::App& app, Run& run) {
   sub->add_option("--depfile", opt->depfile, "Makefile-syntax depfile naming the stamp's inputs")
       ->needs(stamp);
   sub->add_flag("--json", opt->json, "print the outcome of every candidate as JSON");
+  sub->add_option("--list-candidates", opt->list_candidates,
+                  "print the candidate ids of a space file, one per line, and compile nothing "
+                  "(what the CMake functions read)")
+      ->excludes(manifest);
   sub->footer(
       "Exit status: 0 when every candidate was compiled or found in the cache (valid or not), "
       "2 for bad usage or input, 3 when the compiler cannot be run or the cache written.");
