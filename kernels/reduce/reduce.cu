@@ -48,14 +48,15 @@ using VecT = Vec<VEC>::type;
 
 // Element e of a vector; `e` is a constant after unrolling, so this is a register, never a
 // union or array in local memory.
-__device__ __forceinline__ float& elem(float& v, int) {
-  return v;
-}
-__device__ __forceinline__ float& elem(float2& v, int e) {
-  return e == 0 ? v.x : v.y;
-}
-__device__ __forceinline__ float& elem(float4& v, int e) {
-  return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
+template <typename V>
+__device__ __forceinline__ float& elem(V& v, int e) {
+  if constexpr (sizeof(V) == sizeof(float)) {
+    return v;
+  } else if constexpr (sizeof(V) == sizeof(float2)) {
+    return e == 0 ? v.x : v.y;
+  } else {
+    return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
+  }
 }
 
 /// Sums `v` over the block in a fixed order; the result is valid in thread 0.

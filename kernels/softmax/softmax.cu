@@ -57,31 +57,31 @@ using VecT = Vec<VEC>::type;
 
 // Element e of a vector; `e` is a constant after unrolling, so this is a register, never a
 // union or array in local memory.
-__device__ __forceinline__ float& elem(float& v, int) {
-  return v;
-}
-__device__ __forceinline__ float& elem(float2& v, int e) {
-  return e == 0 ? v.x : v.y;
-}
-__device__ __forceinline__ float& elem(float4& v, int e) {
-  return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
+template <typename V>
+__device__ __forceinline__ float& elem(V& v, int e) {
+  if constexpr (sizeof(V) == sizeof(float)) {
+    return v;
+  } else if constexpr (sizeof(V) == sizeof(float2)) {
+    return e == 0 ? v.x : v.y;
+  } else {
+    return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
+  }
 }
 
 struct MaxOp {
-  static constexpr float identity = -FLT_MAX;
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
 struct SumOp {
-  static constexpr float identity = 0.0f;
   __device__ float operator()(float a, float b) const { return a + b; }
 };
 
 /// Reduces `v` over the kThreadsPerRow threads of the caller's row and returns the result in
 /// every one of them; every thread of the block must call it (it synchronizes when a row spans
-/// several warps). `scratch` holds ROWS_PER_BLOCK * kWarpsPerRow floats and is used by this
-/// call only. Butterfly shuffles give every lane the same bits (IEEE + and max commute).
+/// several warps). `identity` is op's neutral value; `scratch` holds ROWS_PER_BLOCK *
+/// kWarpsPerRow floats and is used by this call only. Butterfly shuffles give every lane the same
+/// bits (IEEE + and max commute).
 template <typename Op>
-__device__ float row_reduce(float v, Op op, float* scratch) {
+__device__ float row_reduce(float v, Op op, [[maybe_unused]] float identity, float* scratch) {
 #pragma unroll
   for (int offset = kShuffleWidth / 2; offset > 0; offset /= 2) {
     v = op(v, __shfl_xor_sync(0xffffffffu, v, offset, kShuffleWidth));
@@ -95,7 +95,7 @@ __device__ float row_reduce(float v, Op op, float* scratch) {
     const int warp_in_row = (tid % kThreadsPerRow) / 32;
     if (lane == 0) scratch[row * kWarpsPerRow + warp_in_row] = v;
     __syncthreads();
-    v = lane < kWarpsPerRow ? scratch[row * kWarpsPerRow + lane] : Op::identity;
+    v = lane < kWarpsPerRow ? scratch[row * kWarpsPerRow + lane] : identity;
 #pragma unroll
     for (int offset = 16; offset > 0; offset /= 2) {
       v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
@@ -141,7 +141,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     for (int e = 0; e < VEC; ++e)
       local_max = fmaxf(local_max, elem(v, e));
   }
-  const float row_max = row_reduce(local_max, MaxOp{}, max_scratch);
+  const float row_max = row_reduce(local_max, MaxOp{}, -FLT_MAX, max_scratch);
 
   // Sweep 2: exponentials back into the cache, running sum.
   float local_sum = 0.0f;
@@ -154,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     }
     cache[i] = v;
   }
-  const float inv_sum = 1.0f / row_reduce(local_sum, SumOp{}, sum_scratch);
+  const float inv_sum = 1.0f / row_reduce(local_sum, SumOp{}, 0.0f, sum_scratch);
 
   // Sweep 3: scale and store.
   for (int i = lane_in_row; i < vecs; i += kThreadsPerRow) {
