@@ -58,8 +58,9 @@ def run(cmd, cwd=None, env=None):
 class Project:
     """One scratch copy of the consumer project and its build tree."""
 
-    def __init__(self, name, tuner=True):
+    def __init__(self, name, tuner=True, tune_source=None):
         self.root = ARGS.work / name
+        self.tune_source = tune_source or ARGS.tune_source
         if self.root.exists():
             shutil.rmtree(self.root)
         self.src = self.root / "src"
@@ -72,7 +73,7 @@ class Project:
 
     def configure(self, *extra):
         cmd = [ARGS.cmake, "-S", self.src, "-B", self.build, "-G", "Ninja",
-               f"-DTUNE_SOURCE_DIR={ARGS.tune_source}"]
+               f"-DTUNE_SOURCE_DIR={self.tune_source}"]
         if self.use_tuner:
             cmd.append(f"-DTUNE_TUNER_EXECUTABLE={ARGS.tuner}")
         cmd.extend(extra)
@@ -113,6 +114,20 @@ class Project:
         path = self.src / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+
+
+def snapshot_tune(dest):
+    """Copies what a consumer's add_subdirectory of tune reads (the top CMakeLists.txt, cmake/,
+    tuner/, docs/) to `dest`, so that edits to the checkout while a long test runs do not
+    change what it builds."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    shutil.copy2(ARGS.tune_source / "CMakeLists.txt", dest / "CMakeLists.txt")
+    for folder in ("cmake", "tuner", "docs"):
+        if (ARGS.tune_source / folder).is_dir():
+            shutil.copytree(ARGS.tune_source / folder, dest / folder)
+    return dest
 
 
 def main(need_tuner=True):

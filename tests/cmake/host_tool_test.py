@@ -16,7 +16,10 @@ from consumer import Project
 class HostToolTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.p = Project("host-tool", tuner=False)
+        # A snapshot of the tune sources: the test takes minutes, and edits to the checkout
+        # meanwhile would rightly make the second configure rebuild the tool.
+        source = consumer.snapshot_tune(consumer.ARGS.work / "tune-src")
+        cls.p = Project("host-tool", tuner=False, tune_source=source)
         cls.first = cls.p.configure("-DTUNE_ARCH=sm_90", "-DTUNE_HOST_TOOL_BUILD_TYPE=Debug")
 
     def test_1_first_configure_builds_the_host_tool(self):
