@@ -93,6 +93,7 @@ Included by ``Tune.cmake``; see there for the cache variables and global targets
     command that re-tunes when stale or missing. Needs ``enable_testing()`` in the project.
 #]=======================================================================]
 include_guard(GLOBAL)
+include("${CMAKE_CURRENT_LIST_DIR}/TuneRunner.cmake")
 
 # Architectures a record may be tuned for, and the compute capabilities of the per-arch limits
 # table in tuner/core/kernel_cache.cpp (keep both in step).
@@ -487,8 +488,8 @@ function(tune_add_kernel name)
   _tune_json(j_compile_log "${compile_log}")
   _tune_json_array(j_harness ${harness})
   _tune_json(j_tool "${tool}")
-  # The runner (the measuring supervisor built from HARNESS) arrives with the CUDA backend;
-  # until then a kernel with a harness names its files and has no runner.
+  _tune_add_runner("${name}" j_runner ${harness})
+  # The runner (cmake/TuneRunner.cmake) is named through $<TARGET_FILE>, when there is one.
   file(GENERATE OUTPUT "${manifest}" CONTENT "{
   \"schema_version\": 1,
   \"kernel\": ${j_name},
@@ -508,7 +509,7 @@ function(tune_add_kernel name)
   \"log_dir\": ${j_logdir},
   \"compile_log\": ${j_compile_log},
   \"harness\": ${j_harness},
-  \"runner\": null,
+  \"runner\": ${j_runner},
   \"tuner\": ${j_tool}
 }
 ")
@@ -544,10 +545,13 @@ function(tune_add_kernel name)
 
   # --- tune: the staleness check, then the runner (never depends on warm) -------------------
   add_custom_target(tune.${name}
-    COMMAND "${tool}" tune --manifest "${manifest}"
+    COMMAND "${tool}" tune --manifest "${manifest}" --cmake "${CMAKE_COMMAND}"
     COMMENT "Checking the record of ${name}"
     USES_TERMINAL VERBATIM)
   _tune_add_tool_dependencies(tune.${name} "${tool_depends}")
+  if(TARGET ${name}.runner)
+    add_dependencies(tune.${name} ${name}.runner)  # host code only: compiles no kernel
+  endif()
   add_dependencies(tune tune.${name})
 
   # --- record tests ----------------------------------------------------------------------

@@ -299,8 +299,11 @@ TEST_F(AutotunerRunoffTest, NoRunoffWithOneMeasuredConfigOrNoBudget) {
     ASSERT_TRUE(out) << out.error().str();
     EXPECT_EQ(obj.measured.size(), 2u);
     EXPECT_TRUE(obj.runoffs.empty());
-    EXPECT_TRUE(out->budget_exhausted);
+    EXPECT_FALSE(out->budget_exhausted);  // every candidate was visited
     EXPECT_EQ(out->best->id(), id(1));
+    EXPECT_EQ(out->warnings,
+              (std::vector<std::string>{"no runoff: the budget is exhausted; BN=1 wins on its "
+                                        "sequential median"}));
   }
 }
 

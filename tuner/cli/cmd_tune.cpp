@@ -1,8 +1,9 @@
 // `tuner tune`: what the `tune.<name>` target runs. First the staleness check, with the same
 // verification as `tuner verify` and the record tests: a record that verifies for every
 // architecture prints one line each and nothing is compiled (tune.<name> does not depend on
-// warm). A stale or missing record is re-tuned by the kernel's runner, which comes with the CUDA
-// backend; until then this says why the record is stale and what can be done.
+// warm). A stale or missing record is re-tuned: `cmake --build <build> --target
+// warm.<kernel>.<arch>` compiles its candidates, then `tuner run --manifest M --arch A` measures
+// every bucket with the kernel's runner and writes the record.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -23,6 +24,7 @@ namespace fs = std::filesystem;
 struct TuneOptions {
   std::string manifest;
   std::string arch;
+  std::string cmake;
 };
 
 // `path` relative to the project root when it lies inside it: what people recognise.
@@ -98,15 +100,33 @@ int run_tune(const TuneOptions& opt) {
                target, manifest.kernel, stale_list, manifest.path.string());
     return exit_negative;
   }
-  // The runner measures on the GPU; it is built from the harness by the CUDA backend, which has
-  // not landed. Once it has, this warms (cmake --build <build> --target warm.<name>) and runs the
-  // runner once per bucket, then writes the record.
-  fmt::print(stderr,
-             "{}: error: cannot tune '{}' for {}: the runner that measures a harness on the GPU is "
-             "not available yet in this version of tune; tune it on a GPU host with a later "
-             "version, or pin a config per bucket with 'tuner record set'\n",
-             target, manifest.kernel, stale_list);
-  return exit_environment;
+  if (!manifest.runner) {
+    fmt::print(stderr,
+               "{}: error: cannot tune '{}' for {}: this build has no runner for its harness (the "
+               "tune_runner library is built when tune is added with add_subdirectory); pin a "
+               "config per bucket with 'tuner record set'\n",
+               target, manifest.kernel, stale_list);
+    return exit_environment;
+  }
+  // Warm (compile-only, into the kernel cache), then measure every bucket and write the record.
+  for (const std::string& arch : stale) {
+    const std::string cmake = opt.cmake.empty() ? "cmake" : opt.cmake;
+    fmt::print(stderr, "{}: warming '{}' for {}\n", target, manifest.kernel, arch);
+    std::fflush(stderr);
+    int rc = run_attached({cmake, "--build", manifest.build_dir.string(), "--target",
+                           fmt::format("warm.{}.{}", manifest.kernel, arch)});
+    if (rc != 0) {
+      fmt::print(stderr, "{}: error: warming '{}' for {} failed (exit status {})\n", target,
+                 manifest.kernel, arch, rc);
+      return rc == 130 || rc == 143 ? rc : exit_environment;
+    }
+    std::error_code ec;
+    fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    rc = run_attached({ec ? std::string("tuner") : self.string(), "run", "--manifest",
+                       manifest.path.string(), "--arch", arch});
+    if (rc != 0) return rc;
+  }
+  return exit_ok;
 }
 
 }  // namespace
@@ -119,6 +139,8 @@ void add_tune_command(CLI::App& app, Run& run) {
       "fresh record is left alone and nothing is compiled");
   sub->add_option("--manifest", opt->manifest, "the kernel's manifest.json")->required();
   sub->add_option("--arch", opt->arch, "one architecture (default: every one the manifest lists)");
+  sub->add_option("--cmake", opt->cmake,
+                  "the cmake that builds the warm target of a stale record (default: cmake)");
   sub->footer(
       "Exit status: 0 when every record is fresh, 1 when a stale record cannot be tuned (no "
       "harness), 2 for bad usage or input, 3 when tuning needs what this host lacks (a runner, a "

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -25,5 +27,12 @@ void add_show_command(CLI::App& app, Run& run);
 void add_record_command(CLI::App& app, Run& run);
 void add_warm_command(CLI::App& app, Run& run);
 void add_tune_command(CLI::App& app, Run& run);
+void add_run_command(CLI::App& app, Run& run);
+
+/// Runs `argv` (argv[0] looked up in PATH) with this process's stdin, stdout and stderr, and
+/// waits for it; SIGINT and SIGTERM are ignored here meanwhile, so that the child handles them.
+/// Returns its exit status, or 128 + the signal that ended it. Throws tune::error when it cannot
+/// be started. (tuner/cli/cmd_run.cpp)
+int run_attached(const std::vector<std::string>& argv);
 
 }  // namespace tune::cli

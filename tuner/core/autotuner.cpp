@@ -196,8 +196,7 @@ result<Output> Autotuner::run_objective(Objective& objective) {
       if (t.is_measured()) {
         soft = it->second;
       } else {
-        warn(fmt::format("committed winner {} failed: {}; dropped", id,
-                         t.state.invalid()->reason));
+        warn(fmt::format("committed winner {} failed: {}; dropped", id, t.state.invalid()->reason));
       }
     }
   }
@@ -236,7 +235,8 @@ result<Output> Autotuner::run_objective(Objective& objective) {
   }
   if (!second) return out;
   if (!budget_left()) {
-    out.budget_exhausted = true;
+    warn(fmt::format("no runoff: the budget is exhausted; {} wins on its sequential median",
+                     out.trials[*out.best_index].id()));
     return out;
   }
   auto k_of = [&](std::size_t trial) { return position.at(out.trials[trial].id()); };
@@ -247,8 +247,7 @@ result<Output> Autotuner::run_objective(Objective& objective) {
   std::size_t chal = *second;
   if (soft && k_of(chal) == *soft) {
     std::swap(inc, chal);
-  } else if (!(soft && k_of(inc) == *soft) && !is_required(k_of(inc)) &&
-             is_required(k_of(chal))) {
+  } else if (!(soft && k_of(inc) == *soft) && !is_required(k_of(inc)) && is_required(k_of(chal))) {
     std::swap(inc, chal);
   }
   const std::size_t inc_k = k_of(inc);
@@ -287,8 +286,8 @@ result<Output> Autotuner::run_objective(Objective& objective) {
       log_runoff(std::move(t), k);
     }
     if (pairs->incumbent_failure && pairs->challenger_failure) {
-      warn(fmt::format("both finalists failed their runoff setup ({} and {}); no winner",
-                       inc_id, chal_id));
+      warn(fmt::format("both finalists failed their runoff setup ({} and {}); no winner", inc_id,
+                       chal_id));
       set_best(std::nullopt);
     } else {
       const bool inc_wins = !pairs->incumbent_failure;
@@ -307,8 +306,8 @@ result<Output> Autotuner::run_objective(Objective& objective) {
 
   RunoffStats stats =
       decide_runoff(pairs->incumbent_ms, pairs->challenger_ms, runoff_policy_, inc_id, chal_id);
-  for (auto [samples, k] : {std::pair{&pairs->incumbent_ms, inc_k},
-                            std::pair{&pairs->challenger_ms, chal_k}}) {
+  for (auto [samples, k] :
+       {std::pair{&pairs->incumbent_ms, inc_k}, std::pair{&pairs->challenger_ms, chal_k}}) {
     std::vector<double> sorted = *samples;
     std::sort(sorted.begin(), sorted.end());
     const std::size_t n = sorted.size();

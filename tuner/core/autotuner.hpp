@@ -68,8 +68,7 @@ class Objective {
   /// that keeps its place on a tie. nullopt (the default) means this objective has no runoff:
   /// the best sequential median wins, as on the reference's objective path. An exception stops
   /// the run, as from `measure`.
-  virtual std::optional<RunoffPairs> runoff(std::size_t /*incumbent*/,
-                                            std::size_t /*challenger*/) {
+  virtual std::optional<RunoffPairs> runoff(std::size_t /*incumbent*/, std::size_t /*challenger*/) {
     return std::nullopt;
   }
 };
@@ -158,10 +157,10 @@ class Autotuner {
   /// Runs the search over `objective.configs()`, then the runoff between the two best distinct
   /// measured configs when the objective has one and budget is left (it is never adopted from
   /// the log: a resumed run runs it again). The runoff's incumbent is the soft incumbent when it
-  /// is a finalist, else a required config that is, else the sequential leader. Returns a diagnostic, before anything is
-  /// measured, for a refused log or a required config not in the pruned space; a failing
-  /// incumbent is reported in `Output::incumbent_failure`. Throws tune::error on I/O failure
-  /// and lets the objective's exceptions through.
+  /// is a finalist, else a required config that is, else the sequential leader. Returns a
+  /// diagnostic, before anything is measured, for a refused log or a required config not in the
+  /// pruned space; a failing incumbent is reported in `Output::incumbent_failure`. Throws
+  /// tune::error on I/O failure and lets the objective's exceptions through.
   result<Output> run_objective(Objective& objective);
 
  private:

@@ -1,0 +1,29 @@
+# The runner of a kernel with a HARNESS (tuner/cuda/runner.hpp): an executable made of the
+# tune_runner library (the supervisor, the measuring worker and `main`) and the kernel's harness
+# sources. `tuner run` and the tune.<name> target run it; the manifest names it.
+include_guard(GLOBAL)
+
+# _tune_add_runner(<name> <out-json> <harness>...): with harness sources and the tune_runner
+# library in this build (tune added with add_subdirectory, or this repository itself), adds the
+# executable `<name>.runner` and sets <out-json> to its path as a JSON string (a generator
+# expression, for the manifest's file(GENERATE)). Otherwise <out-json> is `null`: the kernel can
+# be warmed and verified, and `tuner run` says it has no runner.
+function(_tune_add_runner name out)
+  set(harness ${ARGN})
+  if(NOT harness)
+    set(${out} "null" PARENT_SCOPE)
+    return()
+  endif()
+  if(NOT TARGET tune_runner)
+    message(STATUS "tune: ${name}: no runner: the tune_runner library is not part of this build "
+      "(add tune with add_subdirectory to build one)")
+    set(${out} "null" PARENT_SCOPE)
+    return()
+  endif()
+  add_executable(${name}.runner ${harness})
+  target_link_libraries(${name}.runner PRIVATE tune::runner)
+  set_target_properties(${name}.runner PROPERTIES
+    OUTPUT_NAME "${name}.runner"
+    RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/tune/${name}")
+  set(${out} "\"$<TARGET_FILE:${name}.runner>\"" PARENT_SCOPE)
+endfunction()

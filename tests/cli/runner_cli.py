@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""CPU tests of the runner's supervisor and of `tuner run`, with a fake worker.
+
+The runner under test is a real runner executable (tune_runner plus a stand-in harness,
+tests/data/runner/fake_harness.cpp; its path comes in TUNE_TEST_RUNNER). The supervisor never
+creates a CUDA context; TUNE_RUNNER_WORKER_CMD replaces its worker with
+tests/data/runner/fake_worker.py, which crashes, hangs and answers nonsense on chosen
+candidates. The kernel cache is written by the test: BLOCK=32 has no entry ("not compiled"),
+BLOCK=2048 a failed one, every other candidate an ok entry with a dummy cubin.
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import unittest
+from pathlib import Path
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--tuner", required=True)
+parser.add_argument("--data", required=True)
+parser.add_argument("--work", required=True)
+ARGS, _ = parser.parse_known_args()
+TUNER = os.path.abspath(ARGS.tuner)
+DATA = Path(ARGS.data).resolve() / "runner"
+WORK = Path(ARGS.work).resolve()
+RUNNER = os.environ.get("TUNE_TEST_RUNNER", "")
+NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+WORKER_CMD = f"{sys.executable} {DATA / 'fake_worker.py'}"
+BUCKET = "n<=4096"
+ENC = "n%3C%3D4096"
+FAILED_REASON = "function 'saxpy' uses 300 registers, over the limit of 255 on sm_90"
+
+
+def block(b):
+    return f"BLOCK={b}"
+
+
+class RunnerCli(unittest.TestCase):
+    def setUp(self):
+        self.assertTrue(RUNNER and os.path.exists(RUNNER), f"no runner at '{RUNNER}'")
+        self.dir = WORK / self.id().split(".")[-1]
+        shutil.rmtree(self.dir, ignore_errors=True)
+        (self.dir / "src").mkdir(parents=True)
+        self.build = self.dir / "build"
+        self.cache = self.build / "tune" / "cache"
+        self.logdir = self.build / "tune" / "saxpy"
+        self.cache.mkdir(parents=True)
+        self.logdir.mkdir(parents=True)
+        shutil.copy(DATA / "saxpy.cu", self.dir / "src" / "saxpy.cu")
+        shutil.copy(DATA / "saxpy.toml", self.dir / "src" / "saxpy.toml")
+        self.record = self.dir / "src" / "saxpy.json"
+        self.side = self.dir / "side.txt"
+        self.log = self.logdir / "sm_90" / f"{ENC}.trials.jsonl"
+        self.result = self.logdir / "sm_90" / f"{ENC}.result.json"
+        self.manifest = self.logdir / "manifest.json"
+        self.manifest.write_text(json.dumps({
+            "schema_version": 1, "kernel": "saxpy", "entry": "saxpy",
+            "project_root": str(self.dir / "src"), "build_dir": str(self.build),
+            "sources": [str(self.dir / "src" / "saxpy.cu")],
+            "space": str(self.dir / "src" / "saxpy.toml"), "archs": ["sm_90"],
+            "records": {"sm_90": str(self.record)}, "nvcc": NVCC,
+            "cache_dir": str(self.cache), "log_dir": str(self.logdir), "runner": RUNNER,
+        }))
+        for b in [64, 128, 256, 512, 1024, 2048]:
+            self.write_entry(b, ok=b != 2048)
+
+    def key(self, b):
+        r = subprocess.run([TUNER, "key", "--manifest", str(self.manifest), "--config", block(b)],
+                           capture_output=True, text=True, check=True)
+        return r.stdout.strip().split()[-1]
+
+    def write_entry(self, b, ok):
+        key = self.key(b)
+        cubin = b"fake cubin " + str(b).encode()
+        if ok:
+            (self.cache / f"{key}.cubin").write_bytes(cubin)
+        (self.cache / f"{key}.json").write_text(json.dumps({
+            "schema_version": 1, "key": key, "key_schema": "k1",
+            "status": "ok" if ok else "over_limit", "reason": "" if ok else FAILED_REASON,
+            "compiler_output": "", "resources": None,
+            "cubin_sha256": hashlib.sha256(cubin).hexdigest() if ok else "",
+            "arch": "sm_90", "config_id": block(b), "argv": [], "dependencies": []}))
+
+    def env(self, **extra):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_", "TUNE_"))}
+        env["TUNE_RUNNER_WORKER_CMD"] = WORKER_CMD
+        env["FAKE_SIDE"] = str(self.side)
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def runner(self, *extra, env=None, timeout=120):
+        cmd = [RUNNER, "--manifest", str(self.manifest), "--bucket", BUCKET, "--log",
+               str(self.log), "--result", str(self.result), "--timeout", "1", *extra]
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        return subprocess.run(cmd, capture_output=True, text=True, env=env or self.env(),
+                              timeout=timeout)
+
+    def trials(self):
+        lines = self.log.read_text().splitlines()
+        return [json.loads(l) for l in lines[1:]]
+
+    def side_lines(self):
+        return self.side.read_text().splitlines() if self.side.exists() else []
+
+    def test_failures_become_invalid_trials_and_the_search_goes_on(self):
+        r = self.runner()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        trials = self.trials()
+        by_id = {t["config_id"]: t for t in trials if t["phase"] != "runoff"}
+        self.assertEqual([t["config_id"] for t in trials if t["phase"] != "runoff"],
+                         [block(b) for b in [64, 128, 256, 512, 1024, 32, 2048]])
+        self.assertEqual(by_id[block(64)]["phase"], "required")
+        self.assertEqual(by_id[block(64)]["state"], "measured")
+        self.assertEqual(by_id[block(64)]["device"], "Fake GPU")
+        self.assertEqual(by_id[block(128)]["reason"],
+                         "worker died: killed by signal SIGSEGV: fake: segfault in tile loop")
+        self.assertEqual(by_id[block(256)]["reason"], "timed out after 1 s")
+        self.assertEqual(by_id[block(1024)]["reason"],
+                         "unreadable answer from the worker: 'nonsense'")
+        self.assertEqual(by_id[block(32)]["reason"],
+                         f"not compiled: run the warm target (cmake --build {self.build} "
+                         "--target warm.saxpy)")
+        self.assertEqual(by_id[block(2048)]["reason"], FAILED_REASON)
+        self.assertEqual(by_id[block(512)]["state"], "measured")
+        self.assertEqual(by_id[block(512)]["cache_key"], self.key(512))
+        # Every candidate that killed its worker was followed by a fresh one: the first, one
+        # after the crash, one after the hang, one after the nonsense. The two cached failures
+        # never reached a worker.
+        side = self.side_lines()
+        self.assertEqual(len([l for l in side if l.startswith("start ")]), 4, side)
+        self.assertEqual([l for l in side if l.startswith("measure ")],
+                         [f"measure {block(b)}" for b in [64, 128, 256, 512, 1024]])
+        # The runoff: the two best; the required config (BLOCK=64) defends against the leader.
+        self.assertEqual([l for l in side if l.startswith("runoff ")],
+                         [f"runoff {block(64)} {block(512)}"])
+        runoff = [t for t in trials if t["phase"] == "runoff"]
+        self.assertEqual([t["config_id"] for t in runoff], [block(64), block(512)])
+        self.assertEqual(runoff[0]["runoff"]["outcome"], "challenger_wins")
+        self.assertEqual(runoff[0]["runoff"]["pairs"], 20)
+        result = json.loads(self.result.read_text())
+        self.assertEqual(result["best"]["config_id"], block(512))
+        self.assertEqual(result["best"]["median_ms"], 1000.0 / 512)
+        self.assertEqual(result["best"]["cache_key"], self.key(512))
+        self.assertEqual(result["runoff"]["winner"], block(512))
+        self.assertEqual(result["device"], "Fake GPU")
+        self.assertEqual(result["driver"], "999.1")
+        self.assertEqual(result["invalid"], 5)
+        self.assertIn(f"{BUCKET}: winner BLOCK=512 at 1.9531 ms, by runoff challenger_wins "
+                      "(20 pairs, ", r.stderr)
+
+        # Resumed: no measured trial is measured again; the invalid ones are retried, and the
+        # runoff runs again.
+        self.side.unlink()
+        r = self.runner()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual([l for l in self.side_lines() if l.startswith("measure ")],
+                         [f"measure {block(b)}" for b in [128, 256, 1024]])
+        self.assertEqual([l for l in self.side_lines() if l.startswith("runoff ")],
+                         [f"runoff {block(64)} {block(512)}"])
+
+    def test_committed_winner_is_the_soft_incumbent(self):
+        r = subprocess.run([TUNER, "record", "set", "--manifest", str(self.manifest), "--bucket",
+                            BUCKET, "--config", block(512)], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.runner()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # Measured right after the required config, then the grid; it defends the runoff
+        # (before the required config).
+        self.assertEqual([l for l in self.side_lines() if l.startswith("measure ")],
+                         [f"measure {block(b)}" for b in [64, 512, 128, 256, 1024]])
+        self.assertEqual([l for l in self.side_lines() if l.startswith("runoff ")],
+                         [f"runoff {block(512)} {block(64)}"])
+        result = json.loads(self.result.read_text())
+        self.assertEqual(result["best"]["config_id"], block(512))
+        self.assertEqual(result["runoff"]["outcome"], "incumbent_wins")
+
+    def test_committed_winner_that_left_the_space_is_dropped(self):
+        r = subprocess.run([TUNER, "record", "set", "--manifest", str(self.manifest), "--bucket",
+                            BUCKET, "--config", block(512)], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        space = self.dir / "src" / "saxpy.toml"
+        space.write_text(space.read_text().replace("512, ", ""))
+        r = self.runner()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"{BUCKET}: warning: committed winner BLOCK=512 is no longer in the space; "
+                      "dropped\n", r.stderr)
+        self.assertEqual(json.loads(self.result.read_text())["best"]["config_id"], block(64))
+
+    def test_worker_that_cannot_start_is_a_broken_environment(self):
+        env = self.env(TUNE_RUNNER_WORKER_CMD=f"{sys.executable} -c 'import sys; "
+                       "sys.stderr.write(\"no CUDA device: none found\\n\"); sys.exit(3)'")
+        r = self.runner(env=env)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertEqual(r.stderr.splitlines()[-1],
+                         "runner: error: the measuring worker did not start: exit status 3: "
+                         "no CUDA device: none found")
+        self.assertFalse(self.result.exists())
+        self.assertEqual(self.trials(), [])
+
+    def test_sigint_kills_the_worker_and_leaves_the_log_consistent(self):
+        cmd = [RUNNER, "--manifest", str(self.manifest), "--bucket", BUCKET, "--log",
+               str(self.log), "--result", str(self.result), "--timeout", "60"]
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        env = self.env()
+        p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
+        # Wait until the worker is inside BLOCK=256 (it hangs there).
+        deadline = time.time() + 60
+        while time.time() < deadline and f"measure {block(256)}" not in self.side_lines():
+            time.sleep(0.05)
+        self.assertIn(f"measure {block(256)}", self.side_lines())
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 130, err)
+        self.assertEqual(err.splitlines()[-1],
+                         f"{BUCKET}: interrupted; the log keeps every finished trial")
+        self.assertFalse(self.result.exists())
+        self.assertEqual([t["config_id"] for t in self.trials()], [block(64), block(128)])
+        workers = [int(l.split()[1]) for l in self.side_lines() if l.startswith("start ")]
+        for pid in workers:
+            with self.assertRaises(ProcessLookupError):
+                os.kill(pid, 0)
+
+    def test_tuner_run_writes_a_verified_record(self):
+        r = subprocess.run([TUNER, "run", "--manifest", str(self.manifest), "--timeout", "1"],
+                           capture_output=True, text=True, env=self.env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.splitlines(), [
+            "saxpy: wrote saxpy.json (sm_90), verified",
+            "  large: BLOCK=512 1.9531 ms (runoff challenger_wins)",
+            "  n<=4096: BLOCK=512 1.9531 ms (runoff challenger_wins)",
+        ])
+        self.assertTrue((self.logdir / "sm_90" / "large.trials.jsonl").exists())
+        record = json.loads(self.record.read_text())
+        self.assertEqual(record["context"]["device"], "Fake GPU")
+        self.assertEqual(record["context"]["driver"], "999.1")
+        entry = record["entries"][1]
+        self.assertEqual(entry["bucket"], BUCKET)
+        self.assertEqual(entry["config"]["id"], block(512))
+        self.assertEqual(entry["source"], "measured")
+        self.assertEqual(entry["samples"], 50)
+        self.assertEqual(entry["cache_key"], {"schema": "k1", "digest": self.key(512)})
+        self.assertEqual(entry["runoff"]["winner"], block(512))
+        v = subprocess.run([TUNER, "verify", "--manifest", str(self.manifest)],
+                           capture_output=True, text=True)
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+
+    def test_tuner_run_writes_no_record_without_a_winner_for_every_bucket(self):
+        self.record.write_text("old record\n")
+        r = subprocess.run([TUNER, "run", "--manifest", str(self.manifest), "--timeout", "1"],
+                           capture_output=True, text=True,
+                           env=self.env(FAKE_BROKEN_BUCKET="large"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(r.stderr.splitlines()[-1],
+                         "tuner run: error: no record written for saxpy (sm_90): no winner for "
+                         "bucket 'large'; the old record is left as it was")
+        self.assertEqual(self.record.read_text(), "old record\n")
+
+    def test_tuner_run_without_a_runner(self):
+        m = json.loads(self.manifest.read_text())
+        m["runner"] = None
+        self.manifest.write_text(json.dumps(m))
+        r = subprocess.run([TUNER, "run", "--manifest", str(self.manifest)],
+                           capture_output=True, text=True, env=self.env())
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr, "tuner run: error: kernel 'saxpy' has no harness: add HARNESS "
+                                   "to tune_add_kernel to tune it\n")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]])

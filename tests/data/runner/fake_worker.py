@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""A stand-in measuring worker for the runner's CPU tests: it speaks the worker protocol
+(tuner/cuda/runner.hpp) and misbehaves on purpose, by the candidate's BLOCK:
+
+  BLOCK=128   crashes (SIGSEGV) after writing 'fake: segfault in tile loop' to stderr
+  BLOCK=256   hangs
+  BLOCK=1024  answers a line that is not JSON
+  any other   measured, median 1000 / BLOCK ms (so larger is faster)
+
+In the bucket named by FAKE_BROKEN_BUCKET every candidate is invalid ('check failed'). With
+FAKE_HANG_ALL set every measure request hangs. Each start appends 'start <pid>' to FAKE_SIDE,
+each request 'measure <config id>' or 'runoff <incumbent> <challenger>'.
+"""
+import json
+import os
+import signal
+import sys
+import time
+
+args = sys.argv[1:]
+bucket = args[args.index("--bucket") + 1] if "--bucket" in args else ""
+side = os.environ.get("FAKE_SIDE")
+
+
+def note(text):
+    if side:
+        with open(side, "a") as f:
+            f.write(text + "\n")
+
+
+def answer(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def config_id(params):
+    return ",".join(f"{k}={json.dumps(params[k])}" for k in sorted(params))
+
+
+note(f"start {os.getpid()}")
+if "--worker" not in args:
+    answer({"ready": False, "error": "started without --worker"})
+    sys.exit(2)
+answer({"ready": True, "device": "Fake GPU", "driver": "999.1", "arch": "sm_90"})
+
+for line in sys.stdin:
+    req = json.loads(line)
+    if req["op"] == "measure":
+        params = req["config"]
+        note(f"measure {config_id(params)}")
+        block = params["BLOCK"]
+        if os.environ.get("FAKE_HANG_ALL"):
+            time.sleep(3600)
+        if bucket == os.environ.get("FAKE_BROKEN_BUCKET"):
+            answer({"state": "invalid", "reason": "check failed"})
+        elif block == 128:
+            sys.stderr.write("fake: segfault in tile loop\n")
+            sys.stderr.flush()
+            os.kill(os.getpid(), signal.SIGSEGV)
+        elif block == 256:
+            time.sleep(3600)
+        elif block == 1024:
+            sys.stdout.write("nonsense\n")
+            sys.stdout.flush()
+        else:
+            median = 1000.0 / block
+            answer({"state": "measured", "median_ms": median, "min_ms": median * 0.95,
+                    "reps": 50, "batched": False, "warnings": [], "device": "Fake GPU"})
+    elif req["op"] == "runoff":
+        inc = req["incumbent"]["config"]
+        ch = req["challenger"]["config"]
+        note(f"runoff {config_id(inc)} {config_id(ch)}")
+        a = 1000.0 / inc["BLOCK"]
+        b = 1000.0 / ch["BLOCK"]
+        answer({"incumbent_ms": [a * (1 + 0.001 * (i % 3)) for i in range(20)],
+                "challenger_ms": [b * (1 + 0.001 * (i % 2)) for i in range(20)],
+                "batched": False, "warnings": [], "device": "Fake GPU"})

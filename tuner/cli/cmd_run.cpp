@@ -1,0 +1,312 @@
+// `tuner run --manifest M [--bucket B] [--arch A] [--budget S] [--timeout S] [--device N]`:
+// tunes a kernel on the GPU by running its runner (tuner/cuda/runner.hpp) once per
+// architecture and bucket, each with its trial log at
+// `<log_dir>/<arch>/<encode_bucket(bucket)>.trials.jsonl` and its result beside it
+// (`.result.json`), then writes the architecture's record, only when every bucket has a winner,
+// and verifies it the way `tuner verify` does.
+//
+// With --bucket only that bucket is measured; the other buckets' winners come from their last
+// result files (a result of another pruned space does not count). The record is written to a
+// temporary file, verified, then renamed into place, so that the old record stays as it was
+// unless the new one verifies.
+//
+// Exit codes: 0 every record written and verified, 1 a bucket without a winner (its record is
+// not written) or a kernel without a harness, 2 bad usage or input, 3 a broken environment (no
+// runner built, no GPU, the new record does not verify), 130/143 interrupted.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <tuner/cli/commands.hpp>
+#include <tuner/core/bucket_name.hpp>
+#include <tuner/core/hash.hpp>
+#include <tuner/core/record.hpp>
+#include <tuner/core/toolchain.hpp>
+#include <tuner/core/verify.hpp>
+
+extern char** environ;
+
+namespace tune::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+int run_attached(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  // The child gets SIGINT and SIGTERM with their default action; we ignore them meanwhile, so
+  // that a Ctrl-C on the terminal (sent to both) lets the child end its own way and report it.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  struct sigaction ignore {
+  }, old_int{}, old_term{};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  ::sigaction(SIGINT, &ignore, &old_int);
+  ::sigaction(SIGTERM, &ignore, &old_term);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  int status = 0;
+  if (rc == 0) {
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  if (rc != 0) {
+    throw error(fmt::format("cannot run '{}': {}", argv[0], std::strerror(rc)));
+  }
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+namespace {
+
+struct RunOptions {
+  std::string manifest;
+  std::string bucket;
+  std::string arch;
+  std::optional<double> budget_s;
+  std::optional<double> timeout_s;
+  std::optional<int> device;
+};
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return {};
+  return buf;
+}
+
+std::string utc_date() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+// A bucket's result file, when it reads and has a winner of this pruned space.
+std::optional<json> winning_result(const fs::path& path, const std::string& pruned_hash) {
+  try {
+    if (!fs::exists(path)) return std::nullopt;
+    json j = json::parse(read_file(path));
+    if (j.value("pruned_space_hash", "") != pruned_hash) return std::nullopt;
+    if (!j.contains("best") || !j["best"].is_object()) return std::nullopt;
+    return j;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names)
+    out += (out.empty() ? "'" : ", '") + n + "'";
+  return out;
+}
+
+int run_run(const RunOptions& opt) {
+  result<KernelBuild> build = load_kernel_build(opt.manifest);
+  if (!build) {
+    fmt::print(stderr, "{}\n", build.error().str());
+    return exit_bad_input;
+  }
+  const Manifest& manifest = build->manifest;
+  const Space& space = build->space;
+  if (!manifest.runner) {
+    fmt::print(stderr,
+               "tuner run: error: kernel '{}' has no harness: add HARNESS to tune_add_kernel to "
+               "tune it\n",
+               manifest.kernel);
+    return exit_negative;
+  }
+  if (!fs::exists(*manifest.runner)) {
+    fmt::print(stderr,
+               "tuner run: error: the runner of '{}' is not built ('{}'): build it with 'cmake "
+               "--build {} --target {}.runner'\n",
+               manifest.kernel, manifest.runner->string(), manifest.build_dir.string(),
+               manifest.kernel);
+    return exit_environment;
+  }
+  result<std::vector<std::string>> archs = select_archs(manifest, opt.arch);
+  if (!archs) {
+    fmt::print(stderr, "{}\n", archs.error().str());
+    return exit_bad_input;
+  }
+  if (!opt.bucket.empty() && space.bucket(opt.bucket) == nullptr) {
+    std::vector<std::string> names;
+    for (const Bucket& b : space.buckets())
+      names.push_back(b.name);
+    fmt::print(stderr, "tuner run: error: the space of '{}' has no bucket '{}' (it has: {})\n",
+               manifest.kernel, opt.bucket, quoted_list(names));
+    return exit_bad_input;
+  }
+  std::string toolchain;
+  try {
+    toolchain = manifest_toolchain(manifest).fingerprint();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tuner run: error: {}\n", e.what());
+    return exit_environment;
+  }
+
+  int status = exit_ok;
+  for (const std::string& arch : *archs) {
+    const fs::path dir = manifest.log_dir / arch;
+    fs::create_directories(dir);
+    std::vector<std::string> without_winner;
+    std::vector<json> results;
+    for (const Bucket& bucket : space.buckets()) {
+      const std::string enc = encode_bucket(bucket.name);
+      const fs::path log = dir / (enc + ".trials.jsonl");
+      const fs::path result_path = dir / (enc + ".result.json");
+      const std::string pruned_hash = Space::pruned_space_hash(space.configs(bucket).value());
+      if (opt.bucket.empty() || opt.bucket == bucket.name) {
+        fs::remove(result_path);
+        std::vector<std::string> argv = {manifest.runner->string(),
+                                         "--manifest",
+                                         manifest.path.string(),
+                                         "--bucket",
+                                         bucket.name,
+                                         "--log",
+                                         log.string(),
+                                         "--arch",
+                                         arch,
+                                         "--result",
+                                         result_path.string()};
+        if (opt.budget_s) argv.insert(argv.end(), {"--budget", fmt::format("{}", *opt.budget_s)});
+        if (opt.timeout_s)
+          argv.insert(argv.end(), {"--timeout", fmt::format("{}", *opt.timeout_s)});
+        if (opt.device) argv.insert(argv.end(), {"--device", std::to_string(*opt.device)});
+        fmt::print(stderr, "tuner run: {} {} bucket '{}'\n", manifest.kernel, arch, bucket.name);
+        const int rc = run_attached(argv);
+        if (rc == 130 || rc == 143) {
+          fmt::print(stderr, "tuner run: interrupted; no record written (run again to resume)\n");
+          return rc;
+        }
+        if (rc == exit_environment || rc == exit_bad_input) {
+          fmt::print(stderr,
+                     "tuner run: error: the runner failed for bucket '{}' (exit status "
+                     "{}); no record written\n",
+                     bucket.name, rc);
+          return rc;
+        }
+      }
+      std::optional<json> r = winning_result(result_path, pruned_hash);
+      if (!r) {
+        without_winner.push_back(bucket.name);
+        continue;
+      }
+      results.push_back(*r);
+    }
+    const fs::path record_path = manifest.record_path(arch).value();
+    const std::string shown = display_path(manifest, record_path);
+    if (!without_winner.empty()) {
+      fmt::print(stderr,
+                 "tuner run: error: no record written for {} ({}): no winner for bucket{} {}; "
+                 "the old record is left as it was\n",
+                 manifest.kernel, arch, without_winner.size() == 1 ? "" : "s",
+                 quoted_list(without_winner));
+      status = exit_negative;
+      continue;
+    }
+
+    result<Workspace> ws = current_workspace(manifest, space, arch, toolchain);
+    if (!ws) {
+      fmt::print(stderr, "{}\n", ws.error().str());
+      return exit_bad_input;
+    }
+    Record record(*ws);
+    record.context.machine = host_name();
+    record.context.date = utc_date();
+    for (const json& r : results) {
+      if (r.contains("device") && r["device"].is_string())
+        record.context.device = r["device"].get<std::string>();
+      if (r.contains("driver") && r["driver"].is_string())
+        record.context.driver = r["driver"].get<std::string>();
+      const json& best = r["best"];
+      RecordEntry e;
+      e.bucket = r["bucket"].get<std::string>();
+      e.pruned_space_hash = r["pruned_space_hash"].get<std::string>();
+      for (const auto& [name, value] : best["params"].items())
+        e.config.set(name, value.get<ParamValue>());
+      e.median_ms = best["median_ms"].get<double>();
+      e.samples = best["reps"].get<std::int64_t>();
+      if (best["cache_key"].is_string())
+        e.cache_key = L2Key{best.value("key_schema", "k1"), best["cache_key"].get<std::string>()};
+      e.source = "measured";
+      e.runoff = r.value("runoff", json());
+      record.insert(std::move(e));
+    }
+    // Written beside the record, verified, then renamed into place.
+    const fs::path temp = record_path.parent_path() / (record_path.filename().string() + ".new");
+    fs::create_directories(record_path.parent_path());
+    record.save(temp);
+    result<Verification> v = verify_kernel_record(*build, arch, temp);
+    if (!v || !v->ok()) {
+      fmt::print(stderr, "tuner run: error: the new record of {} ({}) does not verify:\n",
+                 manifest.kernel, arch);
+      if (!v)
+        fmt::print(stderr, "{}\n", v.error().str());
+      else
+        for (const std::string& e : v->errors)
+          fmt::print(stderr, "  {}\n", e);
+      fs::remove(temp);
+      return exit_environment;
+    }
+    fs::rename(temp, record_path);
+    fmt::print("{}: wrote {} ({}), verified\n", manifest.kernel, shown, arch);
+    for (const RecordEntry& e : record.entries()) {
+      std::string how = "sequential medians";
+      if (!e.runoff.is_null())
+        how = fmt::format("runoff {}", e.runoff.value("outcome", std::string("?")));
+      fmt::print("  {}: {} {:.4f} ms ({})\n", e.bucket, e.config.id(), e.median_ms.value_or(0),
+                 how);
+    }
+    std::fflush(stdout);
+  }
+  return status;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, Run& run) {
+  auto opt = std::make_shared<RunOptions>();
+  auto* sub = app.add_subcommand(
+      "run", "tune a kernel on the GPU with its runner, every bucket, and write its record");
+  sub->add_option("--manifest", opt->manifest, "the kernel's manifest.json")->required();
+  sub->add_option("--bucket", opt->bucket,
+                  "measure only this bucket (the others keep their last results)");
+  sub->add_option("--arch", opt->arch, "one architecture (default: every one the manifest lists)");
+  sub->add_option("--budget", opt->budget_s, "wall-clock budget per bucket in seconds");
+  sub->add_option("--timeout", opt->timeout_s, "per-candidate timeout in seconds");
+  sub->add_option("--device", opt->device,
+                  "the device index (default 0; CUDA_VISIBLE_DEVICES applies)");
+  sub->footer(
+      "Exit status: 0 records written and verified, 1 a bucket without a winner (no record "
+      "written) or no harness, 2 bad usage or input, 3 a broken environment (no runner, no "
+      "GPU), 130/143 interrupted.");
+  sub->callback([&run, opt] { run = [opt] { return run_run(*opt); }; });
+}
+
+}  // namespace tune::cli
