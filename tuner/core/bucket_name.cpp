@@ -17,7 +17,7 @@ std::string encode_bucket(std::string_view label) {
       out += hex[c & 15];
     }
   }
-  if (out.empty()) out = "%";  // the empty label; decodes back to ""
+  if (out.empty()) out.push_back('%');  // the empty label; decodes back to ""
   return out;
 }
 
