@@ -1,5 +1,7 @@
 #include <tuner/cuda/harness.hpp>
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 namespace tune {
@@ -72,7 +74,8 @@ void throw_check_failure(std::string_view what, double rel, double tolerance, st
   throw check_error(
       fmt::format("'{}' is wrong: relative error {:.1e} exceeds {:.0e} (worst at index {}: got {}, "
                   "expected {})",
-                  what, rel, tolerance, first_bad, got, expected));
+                  what, rel, tolerance, first_bad, std::isnan(got) ? std::abs(got) : got,
+                  expected));  // NaN prints as 'nan' whatever its sign bit (poison is -nan)
 }
 
 }  // namespace detail
