@@ -99,6 +99,7 @@ set(TUNE_HOST_TOOL_BUILD_TYPE "Release" CACHE STRING
 
 include("${CMAKE_CURRENT_LIST_DIR}/TuneTool.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TuneKernel.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/TuneHeader.cmake")
 
 # The nested configure that builds the host tool asks where the tool lands.
 if(_TUNE_HOST_TOOL_BUILD AND TARGET tuner)

@@ -565,6 +565,8 @@ function(tune_add_kernel name)
     set_tests_properties(${test} PROPERTIES LABELS records)
   endforeach()
 
+  _tune_header_remember("${name}" "${manifest}" "${space}" "${source}" "${tool}" "${tool_depends}"
+    "${record}" "${archs}")  # for tune_generate_header (TuneHeader.cmake)
   list(JOIN archs ", " archs_text)
   message(STATUS "tune: ${name}: ${ncandidates} candidates for ${archs_text}")
 endfunction()

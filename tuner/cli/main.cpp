@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   cli::add_warm_command(app, run);
   cli::add_tune_command(app, run);
   cli::add_run_command(app, run);
+  cli::add_header_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

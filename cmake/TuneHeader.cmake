@@ -1,0 +1,104 @@
+#[=======================================================================[.rst:
+TuneHeader
+----------
+
+Included by ``Tune.cmake``.
+
+.. command:: tune_generate_header
+
+  Generate a C++17 header with a kernel's winning configs::
+
+    tune_generate_header(<name> OUTPUT <file.hpp> [NAMESPACE <ns>])
+
+  ``<name>``
+    A kernel declared earlier with :command:`tune_add_kernel`.
+
+  ``OUTPUT <file.hpp>``
+    The header to write, in the build tree (a relative path is relative to the current binary
+    directory). Add its directory to your target's include directories and list the file among
+    its sources so that it is generated before the target compiles.
+
+  ``NAMESPACE <ns>``
+    The header's namespace; default ``tune_winners::<name>`` (the name with other characters
+    than letters, digits and ``_`` as ``_``).
+
+  The header (``tuner header``) holds, per architecture and bucket, the winning config as
+  ``static constexpr`` members of ``Winner<Arch::sm_90, Bucket::...>``, an ``enum class
+  Bucket``, a ``Shape`` struct with the buckets' shape names, ``select(const Shape&)`` built
+  from the buckets' ``when`` predicates (first match; ``std::nullopt`` for a shape no bucket
+  takes) and ``dispatch(int sm, Bucket, f)``, which calls ``f`` with the winner of that
+  architecture.
+
+  It is regenerated when a record, the space, the kernel's source or the manifest changes.
+  A stale record still generates, with the verification's reasons printed as warnings (the
+  ``record.<name>`` test still fails); a missing record falls back to the space's first
+  ``require`` config, with a warning. A comment in the header says where each value came from.
+#]=======================================================================]
+include_guard(GLOBAL)
+
+# _tune_header_remember(<name> <manifest> <space> <source> <tool> <tool-depends> <record>
+#                       <archs>): called by tune_add_kernel; keeps what the header step needs.
+function(_tune_header_remember name manifest space source tool tool_depends record archs)
+  set(records)
+  list(LENGTH archs narchs)
+  foreach(arch IN LISTS archs)
+    if(narchs GREATER 1)
+      cmake_path(GET record EXTENSION LAST_ONLY ext)
+      cmake_path(REMOVE_EXTENSION record LAST_ONLY OUTPUT_VARIABLE stem)
+      list(APPEND records "${stem}.${arch}${ext}")
+    else()
+      list(APPEND records "${record}")
+    endif()
+  endforeach()
+  foreach(field manifest space source tool tool_depends records)
+    set_property(GLOBAL PROPERTY _TUNE_KERNEL_${name}_${field} "${${field}}")
+  endforeach()
+  set_property(GLOBAL PROPERTY _TUNE_KERNEL_${name}_declared ON)
+endfunction()
+
+function(tune_generate_header name)
+  set(fn "tune_generate_header")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "OUTPUT;NAMESPACE" "")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${fn}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  get_property(declared GLOBAL PROPERTY _TUNE_KERNEL_${name}_declared)
+  if(NOT declared)
+    message(FATAL_ERROR "${fn}: no kernel '${name}': declare it first with tune_add_kernel")
+  endif()
+  if(NOT arg_OUTPUT)
+    message(FATAL_ERROR "${fn}: OUTPUT <file.hpp> is required")
+  endif()
+  cmake_path(ABSOLUTE_PATH arg_OUTPUT BASE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}" NORMALIZE
+    OUTPUT_VARIABLE output)
+  foreach(field manifest space source tool tool_depends records)
+    get_property(${field} GLOBAL PROPERTY _TUNE_KERNEL_${name}_${field})
+  endforeach()
+
+  # A record that does not exist yet cannot be a Ninja dependency (nothing makes it); its
+  # folder (or the nearest existing parent) is watched instead, so that creating the record
+  # re-runs the configure, which then depends on it.
+  set(depends)
+  foreach(r IN LISTS records)
+    if(EXISTS "${r}")
+      list(APPEND depends "${r}")
+    else()
+      cmake_path(GET r PARENT_PATH dir)
+      while(NOT EXISTS "${dir}")
+        cmake_path(GET dir PARENT_PATH dir)
+      endwhile()
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${dir}")
+    endif()
+  endforeach()
+  set(ns_args)
+  if(arg_NAMESPACE)
+    set(ns_args --namespace "${arg_NAMESPACE}")
+  endif()
+  add_custom_command(
+    OUTPUT "${output}"
+    COMMAND "${tool}" header --manifest "${manifest}" --output "${output}" ${ns_args}
+    DEPENDS ${depends} "${space}" "${source}" "${manifest}" ${tool_depends}
+    COMMENT "Generating the winners header of ${name}"
+    VERBATIM)
+  add_custom_target(tune_header.${name} DEPENDS "${output}")
+endfunction()

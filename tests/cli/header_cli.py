@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""CLI tests for `tuner header`: the generated header compiled into a host program.
+
+Each test copies tests/data/header/project (one kernel, `pick`, with int and string params and
+three buckets whose `when` predicates use strings, division, modulo and negation) into a fresh
+directory, writes its manifest by hand as tune_add_kernel would (sm_80 and sm_90), pins sm_90
+records with `tuner record set`, generates the header and compiles tests/data/header/check.cpp
+against it with the host C++ compiler. Only nvcc --version runs; nothing is compiled for a GPU.
+"""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--tuner", required=True)
+parser.add_argument("--data", required=True)
+parser.add_argument("--work", required=True)
+ARGS, _ = parser.parse_known_args()
+TUNER = os.path.abspath(ARGS.tuner)
+DATA = Path(ARGS.data).resolve() / "header"
+WORK = Path(ARGS.work).resolve()
+NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+CXX = shutil.which("c++") or shutil.which("g++")
+
+
+def run(*args):
+    return subprocess.run([TUNER, *map(str, args)], capture_output=True, text=True, timeout=120,
+                          errors="replace")
+
+
+class HeaderCli(unittest.TestCase):
+    def setUp(self):
+        self.top = WORK / self.id().split(".")[-1]
+        shutil.rmtree(self.top, ignore_errors=True)
+        self.root = self.top / "src"
+        shutil.copytree(DATA / "project", self.root)
+        self.manifest = self.top / "manifest.json"
+        self.write_manifest()
+        self.header = self.top / "out" / "pick_winners.hpp"
+
+    def write_manifest(self, space="spaces/pick.toml"):
+        root = self.root
+        self.manifest.write_text(json.dumps({
+            "schema_version": 1, "kernel": "pick", "entry": "pick",
+            "project_root": str(root), "build_dir": str(self.top / "build"),
+            "sources": [str(root / "kernels" / "pick.cu")], "space": str(root / space),
+            "archs": ["sm_80", "sm_90"],
+            "records": {"sm_80": str(root / "records" / "pick.sm_80.json"),
+                        "sm_90": str(root / "records" / "pick.sm_90.json")},
+            "nvcc": NVCC, "tuner": TUNER}))
+
+    def pin(self, bucket, config):
+        r = run("record", "set", "--manifest", self.manifest, "--arch", "sm_90", "--bucket",
+                bucket, "--config", config)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def generate(self):
+        return run("header", "--manifest", self.manifest, "--output", self.header)
+
+    def compile_and_run(self):
+        exe = self.top / "check"
+        c = subprocess.run([CXX, "-std=c++17", "-Wall", "-Wextra", "-Wconversion", "-Wshadow",
+                            "-Werror", "-I", self.header.parent, DATA / "check.cpp", "-o", exe],
+                           capture_output=True, text=True)
+        self.assertEqual(c.returncode, 0, c.stderr)
+        return subprocess.run([exe], capture_output=True, text=True).stdout.splitlines()
+
+    def test_a_fresh_record_and_a_missing_one(self):
+        self.pin("m<=512 & row", "BM=128,LAYOUT=col")
+        self.pin("ratio", "BM=3000000000,LAYOUT=row")
+        self.pin("default", "BM=128,LAYOUT=row")
+        r = self.generate()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(r.stderr.splitlines(), [
+            "records/pick.sm_80.json: warning: no record for 'pick' sm_80: the header uses the "
+            "first incumbent of spaces/pick.toml",
+        ])
+        today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+        origin = f"record records/pick.sm_90.json ({today})"
+        self.assertEqual(self.compile_and_run(), [
+            f"row: m<=512 & row BM=128 LAYOUT=col id=BM=128,LAYOUT=\"col\" from={origin}",
+            f"quoted: m<=512 & row BM=128 LAYOUT=col id=BM=128,LAYOUT=\"col\" from={origin}",
+            f"ratio: ratio BM=3000000000 LAYOUT=row id=BM=3000000000,LAYOUT=\"row\" from={origin}",
+            "zero: none",
+            f"other: default BM=128 LAYOUT=row id=BM=128,LAYOUT=\"row\" from={origin}",
+            "sm_80: 1",
+        ])
+        text = self.header.read_text()
+        self.assertIn("// sm_80: no record (records/pick.sm_80.json is missing)\n", text)
+        self.assertIn(f"// sm_90: {origin}, fresh\n", text)
+        self.assertIn("  default_,  // 'default'\n", text)
+        self.assertIn("// sm_80 'ratio': BM=64,LAYOUT=\"row\" (fallback: first incumbent)\n", text)
+        self.assertIn("  static constexpr long long BM = 3000000000LL;\n", text)
+        self.assertIn("  static constexpr const char* LAYOUT = \"row\";\n", text)
+        # An unchanged header is not rewritten (its dependents do not rebuild).
+        before = self.header.stat().st_mtime_ns
+        self.assertEqual(self.generate().returncode, 0)
+        self.assertEqual(self.header.stat().st_mtime_ns, before)
+
+    def test_no_record_and_no_incumbent_is_an_error(self):
+        space = self.root / "spaces" / "pick.toml"
+        space.write_text(space.read_text().replace('require = [{ BM = 64, LAYOUT = "row" }]\n', ""))
+        r = self.generate()
+        self.assertEqual(r.returncode, 1)
+        lines = r.stderr.splitlines()
+        self.assertEqual(lines[1], "records/pick.sm_80.json: error: no winner for 'pick' sm_80 "
+                         "bucket 'm<=512 & row' and no incumbent to fall back to: pin one with "
+                         "`tuner record set` or add `require` to spaces/pick.toml")
+        self.assertFalse(self.header.exists())
+
+    def test_a_param_named_like_a_keyword_is_refused(self):
+        space = self.root / "spaces" / "pick.toml"
+        space.write_text(space.read_text().replace("BM", "int"))
+        r = self.generate()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr, "tuner header: error: param 'int' of spaces/pick.toml cannot "
+                         "be a C++ member name in the header\n")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]])

@@ -1,0 +1,35 @@
+// Dispatches the shapes given on the command line (`<sm> <N> <MODE>` triples) through the
+// generated header and prints, for each, the bucket and the winning config it gets.
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#include "scale_winners.hpp"
+
+namespace w = tune_winners::scale;
+
+// select() is constexpr: the buckets' predicates hold at compile time too.
+static_assert(w::select(w::Shape{.N = 4096, .MODE = "fast"}) == w::Bucket::small);
+static_assert(w::select(w::Shape{.N = 65536, .MODE = "fast"}) == w::Bucket::even);
+static_assert(!w::select(w::Shape{.N = 65537, .MODE = "fast"}).has_value());
+
+int main(int argc, char** argv) {
+  for (int i = 1; i + 2 < argc; i += 3) {
+    const int sm = std::atoi(argv[i]);
+    const w::Shape shape{.N = std::atoll(argv[i + 1]), .MODE = argv[i + 2]};
+    const auto bucket = w::select(shape);
+    if (!bucket) {
+      std::printf("sm %d N=%lld MODE=%s: no bucket takes this shape\n", sm,
+                  static_cast<long long>(shape.N), argv[i + 2]);
+      continue;
+    }
+    const bool tuned = w::dispatch(sm, *bucket, [&](auto winner) {
+      using W = decltype(winner);
+      std::printf("sm %d N=%lld MODE=%s: %s: BLOCK=%d UNROLL=%d (%s; %s)\n", sm,
+                  static_cast<long long>(shape.N), argv[i + 2], w::name(*bucket).data(), W::BLOCK,
+                  W::UNROLL, W::tune_id, W::tune_origin);
+    });
+    if (!tuned) std::printf("sm %d: not tuned for this architecture\n", sm);
+  }
+  return 0;
+}
