@@ -23,6 +23,7 @@ Commands
 ^^^^^^^^
 
 * :command:`tune_add_kernel` (``TuneKernel.cmake``)
+* :command:`tune_generate_header` (``TuneHeader.cmake``)
 
 Cache variables
 ^^^^^^^^^^^^^^^

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The installed package from a clean prefix: `cmake --install` of this build tree into a fresh
+prefix, then a consumer (tests/cmake/installed) that finds tune with find_package(Tune CONFIG)
+and CMAKE_PREFIX_PATH, declares a kernel, warms its one candidate, generates its winners header
+and links tune::core, all with the installed tuner and without tune's sources.
+The steps build on each other, so they run in order: test_1 ... test_4.
+"""
+
+import json
+import shutil
+import unittest
+
+import consumer
+from consumer import HERE, run
+
+
+class InstallTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tune_build = consumer.ARGS.tuner.resolve().parent.parent
+        assert (cls.tune_build / "CMakeCache.txt").exists(), cls.tune_build
+        cls.root = consumer.ARGS.work / "install"
+        if cls.root.exists():
+            shutil.rmtree(cls.root)
+        cls.prefix = cls.root / "prefix"
+        cls.src = cls.root / "src"
+        cls.build = cls.root / "build"
+        shutil.copytree(HERE / "installed", cls.src)
+        cls.install = run([consumer.ARGS.cmake, "--install", cls.tune_build, "--prefix",
+                           cls.prefix])
+        assert cls.install.rc == 0, cls.install
+        cls.configure = run([consumer.ARGS.cmake, "-S", cls.src, "-B", cls.build, "-G", "Ninja",
+                             f"-DCMAKE_PREFIX_PATH={cls.prefix}"])
+
+    def test_1_the_prefix_holds_the_tool_libraries_headers_and_package(self):
+        for rel in ("bin/tuner", "lib/libtune_core.a", "lib/libtune_cuda.a",
+                    "lib/libtune_runner.a", "include/tuner/core/config.hpp",
+                    "include/tuner/core/space.hpp", "include/tuner/cuda/harness.hpp",
+                    "lib/cmake/Tune/TuneConfig.cmake", "lib/cmake/Tune/TuneConfigVersion.cmake",
+                    "lib/cmake/Tune/TuneTargets.cmake", "lib/cmake/Tune/Tune.cmake",
+                    "lib/cmake/Tune/TuneHeader.cmake", "lib/cmake/Tune/TuneKernel.cmake"):
+            self.assertTrue((self.prefix / rel).is_file(), rel)
+        self.assertFalse((self.prefix / "include/tuner/core/config.cpp").exists())
+        v = run([self.prefix / "bin" / "tuner", "--version"])
+        self.assertEqual((v.rc, v.stdout), (0, "tuner 0.1.0\n"))
+
+    def test_2_the_consumer_configures_with_the_installed_tuner(self):
+        self.assertEqual(self.configure.rc, 0, self.configure)
+        self.assertIn("-- tune: copy: 1 candidates for sm_90\n", self.configure.stdout)
+        self.assertNotIn("building the host tuner", self.configure.stdout)
+        self.assertFalse((self.build / "_tune_host_tool").exists())
+        m = json.loads((self.build / "tune" / "copy" / "manifest.json").read_text())
+        self.assertEqual(m["tuner"], str(self.prefix / "bin" / "tuner"))
+        cache = (self.build / "CMakeCache.txt").read_text()
+        self.assertIn(f"TUNE_TUNER_EXECUTABLE:FILEPATH={self.prefix}/bin/tuner\n", cache)
+
+    def test_3_warm_compiles_the_candidate(self):
+        b = run([consumer.ARGS.cmake, "--build", self.build, "--target", "warm"])
+        self.assertEqual(b.rc, 0, b)
+        log = (self.build / "tune" / "compile.log").read_text().splitlines()
+        self.assertEqual([line.split(" ", 1)[1] for line in log], ["BLOCK=128"])
+        entries = list((self.build / "tune" / "cache").glob("*.json"))
+        self.assertEqual(len(entries), 1)
+        self.assertEqual(json.loads(entries[0].read_text())["status"], "ok")
+
+    def test_4_the_header_and_the_library_work_from_the_prefix(self):
+        b = run([consumer.ARGS.cmake, "--build", self.build, "--target", "show_winner",
+                 "config_id"])
+        self.assertEqual(b.rc, 0, b)
+        self.assertIn("records/copy.json: warning: no record for 'copy' sm_90: the header uses "
+                      "the first incumbent of spaces/copy.toml\n", b.stdout)
+        show = run([self.build / "show_winner"])
+        self.assertEqual((show.rc, show.stdout),
+                         (0, "default: BLOCK=128 (fallback: first incumbent)\n"))
+        cid = run([self.build / "config_id"])
+        self.assertEqual((cid.rc, cid.stdout), (0, 'BM=64,LAYOUT="row"\n'))
+
+
+if __name__ == "__main__":
+    consumer.main()
