@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/core/input_limits.hpp>
 #include <tuner/core/record.hpp>
 
 namespace tune::cli {
@@ -114,6 +115,23 @@ int show_log(const ShowOptions& opt, const std::string& content) {
   while (std::getline(in, line)) {
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    // Too long or too deep to hold in memory and print (json copies and dumps recurse).
+    if (line.size() > max_log_line_bytes || json_nesting_problem(line, opt.file)) {
+      if (!header) {
+        fmt::print(stderr,
+                   "{}:{}: error: not a trial log: the first line is longer than {} or nests "
+                   "deeper than {} levels\n",
+                   opt.file, number, describe_size(max_log_line_bytes), max_json_depth);
+        return exit_bad_input;
+      }
+      if (line.size() > max_log_line_bytes)
+        fmt::print(stderr, "{}:{}: warning: skipped a line longer than {}\n", opt.file, number,
+                   describe_size(max_log_line_bytes));
+      else
+        fmt::print(stderr, "{}:{}: warning: skipped a line nesting deeper than {} levels\n",
+                   opt.file, number, max_json_depth);
+      continue;
+    }
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
       fmt::print(stderr, "{}:{}: warning: unreadable line skipped\n", opt.file, number);

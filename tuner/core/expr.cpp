@@ -1,5 +1,6 @@
 #include <tuner/core/expr.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <limits>
@@ -37,6 +38,7 @@ struct ExprNode {
   std::string sval;    // string literal, or the name
   int name_index = 0;  // into Expr::names()
   int column = 0;      // of the literal, the name or the operator
+  int height = 1;      // of the subtree: evaluation and printing recurse this deep
   std::unique_ptr<ExprNode> lhs;
   std::unique_ptr<ExprNode> rhs;  // the operand of a unary node is lhs
 };
@@ -93,6 +95,39 @@ bool is_name_start(char c) {
 }
 bool is_name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    std::size_t len = 0;
+    std::uint32_t cp = 0;
+    if (b < 0x80) {
+      ++i;
+      continue;
+    } else if (b >= 0xC2 && b <= 0xDF) {
+      len = 2, cp = b & 0x1Fu;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      len = 3, cp = b & 0x0Fu;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      len = 4, cp = b & 0x07u;
+    } else {
+      return false;
+    }
+    if (i + len > s.size()) return false;
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      if ((c & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (c & 0x3Fu);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+      return false;
+    i += len;
+  }
+  return true;
 }
 
 enum class Tok { end, integer, string, name, op, lparen, rparen };
@@ -180,6 +215,7 @@ class ExprParser {
                      fmt::format("string literal is never closed (expected a closing {})", c));
       t.kind = Tok::string;
       t.value = std::string(text_.substr(pos_ + 1, close - pos_ - 1));
+      if (!valid_utf8(t.value)) return error(t.column, "string literal is not valid UTF-8");
       pos_ = close + 1;
       t.text = text_.substr(start, pos_ - start);
       tok_ = std::move(t);
@@ -253,10 +289,23 @@ class ExprParser {
     n->kind = ExprNode::Kind::binary;
     n->op = op;
     n->column = column;
+    n->height = 1 + std::max(lhs->height, rhs->height);
     n->lhs = std::move(lhs);
     n->rhs = std::move(rhs);
-    return n;
+    return too_deep(*n) ? nullptr : std::move(n);
   }
+
+  // Evaluation, printing and destruction recurse over the tree, and parsing over parentheses
+  // and unary operators: a tree taller than max_expr_height, or parentheses and unary
+  // operators nested deeper, are refused at the operator or parenthesis past the limit.
+  bool too_deep(int height, int column) {
+    if (height <= max_expr_height) return false;
+    error(column, fmt::format("the expression nests deeper than {} levels; split it into "
+                              "several prune entries or simplify it",
+                              max_expr_height));
+    return true;
+  }
+  bool too_deep(const ExprNode& n) { return too_deep(n.height, n.column); }
 
   // One precedence level: next (op next)*, for the ops in `ops`.
   template <class Next>
@@ -275,6 +324,7 @@ class ExprParser {
       NodePtr rhs = (this->*next)();
       if (!rhs) return nullptr;
       lhs = binary(op, column, std::move(lhs), std::move(rhs));
+      if (!lhs) return nullptr;
     }
   }
 
@@ -292,9 +342,12 @@ class ExprParser {
       n->op = tok_.op == Op::sub ? Op::neg : Op::lnot;
       n->column = tok_.column;
       if (!advance()) return nullptr;
+      if (too_deep(++depth_, n->column)) return nullptr;
       n->lhs = parse_unary();
+      --depth_;
       if (!n->lhs) return nullptr;
-      return n;
+      n->height = 1 + n->lhs->height;
+      return too_deep(*n) ? nullptr : std::move(n);
     }
     return parse_primary();
   }
@@ -336,8 +389,10 @@ class ExprParser {
         break;
       }
       case Tok::lparen: {
+        if (too_deep(++depth_, tok_.column)) return nullptr;
         if (!advance()) return nullptr;
         NodePtr inner = parse_or();
+        --depth_;
         if (!inner) return nullptr;
         if (tok_.kind != Tok::rparen) {
           error(tok_.column, fmt::format("expected ')' to close '(', found {}", found()));
@@ -357,6 +412,7 @@ class ExprParser {
 
   std::string_view text_;
   std::size_t pos_ = 0;
+  int depth_ = 0;  // parentheses and unary operators open around the current token
   Token tok_;
   diagnostic err_;
   Expr* expr_ = nullptr;

@@ -31,6 +31,11 @@ namespace detail {
 struct ExprNode;
 }
 
+/// How deep an expression may nest: its tree (each operator over its operands) and the
+/// parentheses and unary operators around any token. Deeper ones are refused at parse time,
+/// since evaluating and printing recurse (`a+a+...+a` with 200 terms is already too deep).
+inline constexpr int max_expr_height = 128;
+
 /// The two kinds of value an expression handles.
 enum class ValueKind { integer, string };
 

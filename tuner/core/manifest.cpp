@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tuner/core/input_limits.hpp>
+
 namespace tune {
 namespace {
 
@@ -91,6 +93,11 @@ std::string strip_trailing_separator(fs::path p) {
 }  // namespace
 
 result<Manifest> Manifest::load(const fs::path& path) {
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (!ec)
+    if (auto d = size_problem(path.string(), size, max_manifest_bytes, "a manifest"))
+      return fail(*d);
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail(path.string(), 0, 0, "cannot read the manifest");
   std::ostringstream ss;
@@ -99,10 +106,13 @@ result<Manifest> Manifest::load(const fs::path& path) {
 }
 
 result<Manifest> Manifest::parse(std::string_view json_text, const fs::path& path) {
+  if (auto d = size_problem(path.string(), json_text.size(), max_manifest_bytes, "a manifest"))
+    return fail(*d);
+  if (auto d = json_nesting_problem(json_text, path.string())) return fail(*d);
   json j;
   try {
     j = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
     return fail(path.string(), 0, 0, std::string("not valid JSON: ") + e.what());
   }
   if (!j.is_object()) return fail(path.string(), 0, 0, "a manifest must be a JSON object");
@@ -113,12 +123,20 @@ result<Manifest> Manifest::parse(std::string_view json_text, const fs::path& pat
   if (schema != nullptr) {
     if (!schema->is_number_integer())
       r.fail("field 'schema_version' must be an integer, got " + schema->dump());
-    else if (schema->get<int>() != manifest_schema_version)
+    else if (*schema != manifest_schema_version)
       r.fail("schema_version " + schema->dump() + " is not supported (this tuner reads " +
              std::to_string(manifest_schema_version) + "): re-run the CMake configure step");
   }
   if (r.failed()) return fail(r.diag());
   m.kernel = r.string("kernel", true);
+  // The kernel name becomes target names and the default log directory: a name such as
+  // "../x" would reach outside the build tree. The rule is the space file's.
+  if (!r.failed() &&
+      (m.kernel.empty() || m.kernel.front() == '.' ||
+       m.kernel.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                  "0123456789_.-") != std::string::npos))
+    r.fail("field 'kernel' must be a kernel name ([A-Za-z0-9_.-]+, not starting with '.'), got " +
+           json(m.kernel).dump(-1, ' ', false, json::error_handler_t::replace));
   m.entry = r.string("entry", false);
   if (m.entry.empty()) m.entry = m.kernel;
   std::string root = r.string("project_root", true);

@@ -1,11 +1,14 @@
 #include <tuner/core/record.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
 #include <tuner/core/atomic_file.hpp>
+#include <tuner/core/input_limits.hpp>
 
 namespace tune {
 
@@ -34,9 +37,19 @@ std::string drift_text(std::string_view field, std::string_view recorded,
 struct RecordReader {
   std::string path;
 
+  // The value as JSON for a message, cut to 100 bytes (a hostile value may be megabytes).
+  static std::string shown(const json& got) {
+    if (got.is_number_float() && !std::isfinite(got.get<double>()))
+      return "a number out of range";  // dump() would print null
+    std::string text = got.dump();
+    if (text.size() > 100)
+      text = text.substr(0, 100) + "... (" + std::to_string(text.size()) + " bytes)";
+    return text;
+  }
+
   [[noreturn]] void bad(const std::string& field, const std::string& expected, const json& got) {
     throw input_error(diagnostic{
-        path, 0, 0, "field '" + field + "' must be " + expected + ", got " + got.dump()});
+        path, 0, 0, "field '" + field + "' must be " + expected + ", got " + shown(got)});
   }
   const json* find(const json& obj, const char* name, const std::string& where, bool required) {
     auto it = obj.find(name);
@@ -69,6 +82,11 @@ struct RecordReader {
     if (!config->is_object()) bad(where + "config", "an object with 'id' and 'params'", *config);
     out.config_id = string(*config, "id", where + "config.");
     const json* params = find(*config, "params", where + "config.", true);
+    if (params->is_object())
+      for (auto it = params->begin(); it != params->end(); ++it)
+        if (it->is_number_unsigned() &&
+            it->get<std::uint64_t>() > std::uint64_t{std::numeric_limits<std::int64_t>::max()})
+          bad(where + "config.params." + it.key(), "an integer that fits in 64 bits", *it);
     try {
       out.config = params->get<Config>();
     } catch (const json::exception&) {
@@ -76,12 +94,19 @@ struct RecordReader {
     }
     const json* median = find(e, "median_ms", where, false);
     if (median != nullptr && !median->is_null()) {
-      if (!median->is_number()) bad(where + "median_ms", "a number or null", *median);
+      if (!median->is_number() || !std::isfinite(median->get<double>()) ||
+          median->get<double>() < 0)
+        bad(where + "median_ms", "a finite number >= 0 or null", *median);
       out.median_ms = median->get<double>();
     }
     const json* samples = find(e, "samples", where, false);
     if (samples != nullptr) {
-      if (!samples->is_number_integer()) bad(where + "samples", "an integer", *samples);
+      if (!samples->is_number_integer() ||
+          (samples->is_number_unsigned()
+               ? samples->get<std::uint64_t>() >
+                     std::uint64_t{std::numeric_limits<std::int64_t>::max()}
+               : samples->get<std::int64_t>() < 0))
+        bad(where + "samples", "an integer >= 0", *samples);
       out.samples = samples->get<std::int64_t>();
     }
     const json* key = find(e, "cache_key", where, false);
@@ -105,7 +130,9 @@ struct RecordReader {
     if (!j.is_object()) throw input_error(diagnostic{path, 0, 0, "a record must be a JSON object"});
     Record r;
     const json* schema = find(j, "schema_version", "", true);
-    if (!schema->is_number_integer()) bad("schema_version", "an integer", *schema);
+    if (!schema->is_number_integer() || *schema > std::numeric_limits<int>::max() ||
+        *schema < std::numeric_limits<int>::min())
+      bad("schema_version", "an integer", *schema);
     r.schema_version = schema->get<int>();
     if (r.schema_version != record_schema_version) {
       // Another schema: keep what can be named, leave the rest to verification.
@@ -217,10 +244,12 @@ void Record::save(const fs::path& path) const {
 }
 
 result<Record> Record::parse(std::string_view json_text, const std::string& path) {
+  if (auto d = size_problem(path, json_text.size(), max_record_bytes, "a record")) return fail(*d);
+  if (auto d = json_nesting_problem(json_text, path)) return fail(*d);
   json j;
   try {
     j = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
     return fail(path, 0, 0, std::string("not valid JSON: ") + e.what());
   }
   try {
@@ -231,6 +260,10 @@ result<Record> Record::parse(std::string_view json_text, const std::string& path
 }
 
 result<Record> Record::load(const fs::path& path) {
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (!ec)
+    if (auto d = size_problem(path.string(), size, max_record_bytes, "a record")) return fail(*d);
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail(path.string(), 0, 0, "cannot read the record");
   std::ostringstream ss;

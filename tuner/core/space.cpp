@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/hash.hpp>
+#include <tuner/core/input_limits.hpp>
 
 namespace tune {
 
@@ -998,6 +999,8 @@ struct SpaceParser {
 };
 
 result<Space> Space::parse(std::string_view toml_text, std::string path) {
+  if (auto d = size_problem(path, toml_text.size(), max_space_bytes, "a space file"))
+    return fail(*d);
   SpaceParser p;
   p.doc = toml_text;
   p.s.path_ = std::move(path);
@@ -1010,6 +1013,9 @@ result<Space> Space::load(const std::filesystem::path& path) {
   if (!std::filesystem::exists(path, ec)) return fail(label, 0, 0, "no such file");
   if (std::filesystem::is_directory(path, ec))
     return fail(label, 0, 0, "is a directory, expected a space file");
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec)
+    if (auto d = size_problem(label, size, max_space_bytes, "a space file")) return fail(*d);
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();

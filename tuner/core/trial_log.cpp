@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <unordered_map>
 
 #include <fcntl.h>
@@ -9,6 +10,8 @@
 #include <unistd.h>
 
 #include <fmt/core.h>
+
+#include <tuner/core/input_limits.hpp>
 
 namespace tune {
 
@@ -29,6 +32,8 @@ result<LogHeader> header_from_json(const nlohmann::json& j) {
   auto schema = j.find("log_schema");
   if (schema == j.end() || !schema->is_number_integer())
     return bad("the header has no integer 'log_schema'");
+  if (*schema > std::numeric_limits<int>::max() || *schema < std::numeric_limits<int>::min())
+    return bad("the header's 'log_schema' is out of range");
   h.log_schema = schema->get<int>();
   for (auto [key, field] : {std::pair{"tuner", &h.tuner}, std::pair{"space_hash", &h.space_hash},
                             std::pair{"arch", &h.arch}}) {
@@ -136,6 +141,13 @@ result<TrialLog> TrialLog::open(const std::filesystem::path& path, const LogHead
   if (fd < 0) throw error(fmt::format("cannot open '{}': {}", where, errno_text()));
   TrialLog log(path, std::move(*lock), fd);
   log.header_ = header;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0)
+    if (auto d = size_problem(where, static_cast<std::uint64_t>(st.st_size), max_log_bytes,
+                              "a trial log")) {
+      d->message += "; it was left untouched: move it away or use another log path";
+      return fail(*d);
+    }
   const std::string text = read_all(fd, path);
   const std::string header_line = to_json(header).dump() + "\n";
 
@@ -150,6 +162,11 @@ result<TrialLog> TrialLog::open(const std::filesystem::path& path, const LogHead
   };
   // A header line: valid and ours, or the reason to refuse the log.
   auto check_header = [&](std::string_view line) -> std::optional<unexpected_diag> {
+    if (line.size() > max_log_line_bytes || json_nesting_problem(line, where))
+      return fail(where, 1, 0,
+                  fmt::format("not a trial log: the first line is longer than {} or nests deeper "
+                              "than {} levels",
+                              describe_size(max_log_line_bytes), max_json_depth));
     nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded())
       return fail(where, 1, 0, "not a trial log: the first line is not valid JSON");
@@ -172,6 +189,8 @@ result<TrialLog> TrialLog::open(const std::filesystem::path& path, const LogHead
   if (first_nl == std::string::npos) {
     // Empty, or a header whose write was cut short: nothing else can be in the file.
     if (!text.empty()) {
+      if (text.size() > max_log_line_bytes || json_nesting_problem(text, where))
+        return *check_header(text);  // refuses such a line
       nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (!j.is_discarded()) {
         if (auto refusal = check_header(text)) return *refusal;
@@ -202,6 +221,18 @@ result<TrialLog> TrialLog::open(const std::filesystem::path& path, const LogHead
     }
     std::string_view line = std::string_view(text).substr(pos, nl - pos);
     pos = nl + 1;
+    if (line.size() > max_log_line_bytes) {
+      log.warnings_.push_back(fmt::format("{}:{}: warning: skipped a line longer than {}", where,
+                                          line_no, describe_size(max_log_line_bytes)));
+      continue;
+    }
+    if (json_nesting_problem(line, where)) {
+      log.warnings_.push_back(
+          fmt::format("{}:{}: warning: skipped a line nesting deeper than {} "
+                      "levels",
+                      where, line_no, max_json_depth));
+      continue;
+    }
     nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) {
       log.warnings_.push_back(
