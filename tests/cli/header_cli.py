@@ -95,7 +95,8 @@ class HeaderCli(unittest.TestCase):
         text = self.header.read_text()
         self.assertIn("// sm_80: no record (records/pick.sm_80.json is missing)\n", text)
         self.assertIn(f"// sm_90: {origin}, fresh\n", text)
-        self.assertIn("  default_,  // 'default'\n", text)
+        self.assertIn("enum class Bucket {\n  m_512_row,  // 'm<=512 & row'\n  ratio,  // 'ratio'\n"
+                      "  default_,  // 'default'\n};\n", text)
         self.assertIn("// sm_80 'ratio': BM=64,LAYOUT=\"row\" (fallback: first incumbent)\n", text)
         self.assertIn("  static constexpr long long BM = 3000000000LL;\n", text)
         self.assertIn("  static constexpr const char* LAYOUT = \"row\";\n", text)

@@ -80,26 +80,28 @@ constexpr std::string_view cxx_keywords[] = {"alignas",       "alignof",     "an
                                              "xor",           "xor_eq",      "final",
                                              "override",      "import",      "module"};
 
-bool is_reserved(std::string_view name) {
+bool is_keyword(std::string_view name) {
   return std::find(std::begin(cxx_keywords), std::end(cxx_keywords), name) !=
-             std::end(cxx_keywords) ||
-         name.starts_with("__") ||
+         std::end(cxx_keywords);
+}
+
+/// A keyword, or a name the implementation reserves (`__x`, `_X`).
+bool is_reserved(std::string_view name) {
+  return is_keyword(name) || name.starts_with("__") ||
          (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1])));
 }
 
-/// `text` as a C++ identifier: other characters become '_', a leading digit gets a '_' before
-/// it, and a keyword gets one after it.
+/// `text` as a C++ identifier: each run of other characters becomes one '_', a leading digit
+/// gets a '_' and a reserved prefix a letter before it, and a keyword gets a '_' after it.
 std::string identifier(std::string_view text) {
   std::string out;
-  for (char c : text)
-    out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out.insert(0, "_");
-  while (is_reserved(out) || out.starts_with("__")) {
-    if (out.starts_with("__"))
-      out.insert(0, "b");
-    else
-      out += '_';
+  for (char c : text) {
+    char k = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (k != '_' || out.empty() || out.back() != '_') out += k;  // no `__`: reserved
   }
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out.insert(0, "_");
+  if (is_reserved(out) && !is_keyword(out)) out.insert(0, "b");
+  if (is_keyword(out)) out += '_';
   return out;
 }
 
@@ -338,7 +340,7 @@ int run_header(const HeaderCliOptions& opt) {
   for (const auto& p : space.params()) {
     if (is_reserved(p.name) || p.name == "tune_id" || p.name == "tune_origin")
       return bad(fmt::format("param '{}' of {} cannot be a C++ member name in the header", p.name,
-                              display_path(m, m.space)));
+                             display_path(m, m.space)));
     param_names.insert(p.name);
   }
   std::map<std::string, bool> shape_kinds;  // name -> is a string
@@ -347,7 +349,7 @@ int run_header(const HeaderCliOptions& opt) {
     for (const auto& [name, value] : b.shape) {
       if (is_reserved(name))
         return bad(fmt::format("shape name '{}' of {} cannot be a C++ member name in the header",
-                                name, display_path(m, m.space)));
+                               name, display_path(m, m.space)));
       auto [it, added] = shape_kinds.emplace(name, value.is_string());
       if (added)
         shape_order.push_back(name);
@@ -370,7 +372,7 @@ int run_header(const HeaderCliOptions& opt) {
       std::string id = identifier(b.name);
       std::string unique = id;
       for (int n = 2; used.count(unique); ++n)
-        unique = fmt::format("{}_{}", id, n);
+        unique = fmt::format("{}{}", id, n);
       used.insert(unique);
       enumerators.push_back(unique);
     }
