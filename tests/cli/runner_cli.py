@@ -202,6 +202,16 @@ class RunnerCli(unittest.TestCase):
         self.assertFalse(self.result.exists())
         self.assertEqual(self.trials(), [])
 
+    @unittest.skipIf(os.path.exists("/dev/nvidiactl"), "an NVIDIA driver is running here")
+    def test_real_worker_without_a_driver_is_a_broken_environment(self):
+        env = self.env()
+        del env["TUNE_RUNNER_WORKER_CMD"]
+        r = self.runner(env=env)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertEqual(r.stderr.splitlines()[-1],
+                         "runner: error: the measuring worker did not start: no CUDA driver: "
+                         "libcuda.so.1 not found (is the NVIDIA driver installed?)")
+
     def test_sigint_kills_the_worker_and_leaves_the_log_consistent(self):
         cmd = [RUNNER, "--manifest", str(self.manifest), "--bucket", BUCKET, "--log",
                str(self.log), "--result", str(self.result), "--timeout", "60"]

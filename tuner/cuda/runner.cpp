@@ -597,7 +597,9 @@ int supervisor_main(const Options& opt) {
   const std::string pruned_hash = Space::pruned_space_hash(*configs);
 
   const double timeout_s = opt.timeout_s.value_or(space.search().timeout_s.value_or(30.0));
-  WorkerObjective objective(*build, opt, *configs, keys, timeout_s);
+  Options worker_opt = opt;  // the worker needs the resolved arch
+  worker_opt.arch = arch;
+  WorkerObjective objective(*build, worker_opt, *configs, keys, timeout_s);
 
   Autotuner tuner(manifest.kernel + "/" + bucket->name);
   tuner.arch(arch)

@@ -38,8 +38,10 @@ def config_id(params):
 
 
 note(f"start {os.getpid()}")
-if "--worker" not in args:
-    answer({"ready": False, "error": "started without --worker"})
+if "--arch" not in args:
+    args.append("--arch")
+if "--worker" not in args or args[args.index("--arch") + 1:][:1] != ["sm_90"]:
+    answer({"ready": False, "error": f"bad worker arguments: {args}"})
     sys.exit(2)
 answer({"ready": True, "device": "Fake GPU", "driver": "999.1", "arch": "sm_90"})
 
