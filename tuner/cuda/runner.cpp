@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -75,14 +77,17 @@ std::string driver_version() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
   if (std::getline(in, line)) {
-    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..."
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." or, for the open
+    // modules, "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release
+    // Build ...": the first word after "Kernel Module" made of digits and dots.
     const std::string marker = "Kernel Module";
     if (auto at = line.find(marker); at != std::string::npos) {
-      std::string rest = line.substr(at + marker.size());
-      const auto b = rest.find_first_not_of(' ');
-      if (b != std::string::npos) {
-        rest = rest.substr(b);
-        return rest.substr(0, rest.find(' '));
+      std::istringstream words(line.substr(at + marker.size()));
+      std::string word;
+      while (words >> word) {
+        if (std::isdigit(static_cast<unsigned char>(word[0])) &&
+            word.find_first_not_of("0123456789.") == std::string::npos)
+          return word;
       }
     }
   }
