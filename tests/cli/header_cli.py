@@ -98,7 +98,10 @@ class HeaderCli(unittest.TestCase):
         self.assertIn("enum class Bucket {\n  m_512_row,  // 'm<=512 & row'\n  ratio,  // 'ratio'\n"
                       "  default_,  // 'default'\n};\n", text)
         self.assertIn("// sm_80 'ratio': BM=64,LAYOUT=\"row\" (fallback: first incumbent)\n", text)
+        # BM has a value outside int: long long in every winner.
         self.assertIn("  static constexpr long long BM = 3000000000LL;\n", text)
+        self.assertIn("  static constexpr long long BM = 64LL;\n", text)
+        self.assertNotIn("int BM", text)
         self.assertIn("  static constexpr const char* LAYOUT = \"row\";\n", text)
         # An unchanged header is not rewritten (its dependents do not rebuild).
         before = self.header.stat().st_mtime_ns

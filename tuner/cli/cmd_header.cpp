@@ -260,14 +260,20 @@ struct ArchWinners {
   std::vector<std::string> origins;    ///< per bucket
 };
 
-std::string value_decl(const std::string& name, const ParamValue& v) {
+bool fits_int(const ParamValue& v) {
+  return v.is_int() && v.as_int() >= std::numeric_limits<int>::min() &&
+         v.as_int() <= std::numeric_limits<int>::max();
+}
+
+/// A winner's member: `int` for an int param whose values all fit one (`wide` false), else
+/// `long long`, so that a param has one type in every winner; strings as `const char*`.
+std::string value_decl(const std::string& name, const ParamValue& v, bool wide) {
   if (v.is_int()) {
     std::int64_t i = v.as_int();
-    bool fits = i >= std::numeric_limits<int>::min() && i <= std::numeric_limits<int>::max();
-    return fmt::format("  static constexpr {} {} = {};\n", fits ? "int" : "long long", name,
+    return fmt::format("  static constexpr {} {} = {};\n", wide ? "long long" : "int", name,
                        i == std::numeric_limits<std::int64_t>::min()
                            ? std::string("(-9223372036854775807LL - 1)")
-                           : std::to_string(i) + (fits ? "" : "LL"));
+                           : std::to_string(i) + (wide ? "LL" : ""));
   }
   return fmt::format("  static constexpr const char* {} = {};\n", name, cxx_string(v.as_string()));
 }
@@ -540,6 +546,16 @@ int run_header(const HeaderCliOptions& opt) {
   if (!always) h += "  return std::nullopt;\n";
   h += "}\n\n";
 
+  // Int params with a value outside int (declared, or a winner's) are long long everywhere.
+  std::set<std::string> wide;
+  for (const auto& p : space.params())
+    for (const auto& v : p.values)
+      if (v.is_int() && !fits_int(v)) wide.insert(p.name);
+  for (const auto& w : winners)
+    for (const Config* c : w.configs)
+      for (const auto& [pname, pvalue] : c->params())
+        if (pvalue.is_int() && !fits_int(pvalue)) wide.insert(pname);
+
   h += "/// The winning config of an architecture and bucket: one static constexpr member per\n"
        "/// param, `tune_id` (the config id) and `tune_origin` (where it came from).\n"
        "template <Arch A, Bucket B>\nstruct Winner;\n\n";
@@ -552,7 +568,7 @@ int run_header(const HeaderCliOptions& opt) {
       h += fmt::format("template <>\nstruct Winner<Arch::{}, Bucket::{}> {{\n", arch_ids[a].first,
                        enumerators[i]);
       for (const auto& [pname, pvalue] : c.params())
-        h += value_decl(pname, pvalue);
+        h += value_decl(pname, pvalue, wide.count(pname) > 0);
       h += fmt::format("  static constexpr const char* tune_id = {};\n", cxx_string(c.id()));
       h += fmt::format("  static constexpr const char* tune_origin = {};\n}};\n\n",
                        cxx_string(winners[a].origins[i]));
