@@ -17,7 +17,9 @@ if(NOT TARGET tune_tomlplusplus)
         "TUNE_TOMLPP_INCLUDE_DIR='${TUNE_TOMLPP_INCLUDE_DIR}' holds no toml++/toml.h: "
         "point it at the directory that contains the toml++ folder")
     endif()
-    target_include_directories(tune_tomlplusplus SYSTEM INTERFACE "${TUNE_TOMLPP_INCLUDE_DIR}")
+    # Build-tree only: an installed tune_core has TOML++ compiled in (header-only).
+    target_include_directories(tune_tomlplusplus SYSTEM INTERFACE
+      "$<BUILD_INTERFACE:${TUNE_TOMLPP_INCLUDE_DIR}>")
     target_compile_definitions(tune_tomlplusplus INTERFACE TOML_HEADER_ONLY=1)
   else()
     find_package(tomlplusplus 3 REQUIRED)
