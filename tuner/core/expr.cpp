@@ -335,21 +335,28 @@ class ExprParser {
   NodePtr parse_add() { return level({Op::add, Op::sub}, &ExprParser::parse_mul); }
   NodePtr parse_mul() { return level({Op::mul, Op::div, Op::mod}, &ExprParser::parse_unary); }
 
+  // A chain of unary operators is read in a loop (a long chain is refused at its 128th
+  // operator, before any recursion), then built from the inside out.
   NodePtr parse_unary() {
-    if (tok_.kind == Tok::op && (tok_.op == Op::sub || tok_.op == Op::lnot)) {
+    std::vector<std::pair<Op, int>> ops;
+    while (tok_.kind == Tok::op && (tok_.op == Op::sub || tok_.op == Op::lnot)) {
+      if (too_deep(static_cast<int>(ops.size()) + 2, tok_.column)) return nullptr;
+      ops.emplace_back(tok_.op == Op::sub ? Op::neg : Op::lnot, tok_.column);
+      if (!advance()) return nullptr;
+    }
+    NodePtr operand = parse_primary();
+    if (!operand) return nullptr;
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
       auto n = std::make_unique<ExprNode>();
       n->kind = ExprNode::Kind::unary;
-      n->op = tok_.op == Op::sub ? Op::neg : Op::lnot;
-      n->column = tok_.column;
-      if (!advance()) return nullptr;
-      if (too_deep(++depth_, n->column)) return nullptr;
-      n->lhs = parse_unary();
-      --depth_;
-      if (!n->lhs) return nullptr;
-      n->height = 1 + n->lhs->height;
-      return too_deep(*n) ? nullptr : std::move(n);
+      n->op = it->first;
+      n->column = it->second;
+      n->height = 1 + operand->height;
+      n->lhs = std::move(operand);
+      if (too_deep(*n)) return nullptr;
+      operand = std::move(n);
     }
-    return parse_primary();
+    return operand;
   }
 
   NodePtr parse_primary() {
@@ -412,7 +419,7 @@ class ExprParser {
 
   std::string_view text_;
   std::size_t pos_ = 0;
-  int depth_ = 0;  // parentheses and unary operators open around the current token
+  int depth_ = 0;  // parentheses open around the current token
   Token tok_;
   diagnostic err_;
   Expr* expr_ = nullptr;

@@ -101,11 +101,11 @@ struct RecordReader {
     }
     const json* samples = find(e, "samples", where, false);
     if (samples != nullptr) {
-      if (!samples->is_number_integer() ||
-          (samples->is_number_unsigned()
-               ? samples->get<std::uint64_t>() >
-                     std::uint64_t{std::numeric_limits<std::int64_t>::max()}
-               : samples->get<std::int64_t>() < 0))
+      if (!samples->is_number_integer()) bad(where + "samples", "an integer", *samples);
+      if (samples->is_number_unsigned()
+              ? samples->get<std::uint64_t>() >
+                    std::uint64_t{std::numeric_limits<std::int64_t>::max()}
+              : samples->get<std::int64_t>() < 0)
         bad(where + "samples", "an integer >= 0", *samples);
       out.samples = samples->get<std::int64_t>();
     }
