@@ -25,7 +25,9 @@ TEST(ConfigTest, StringsWithSeparatorsCannotPoseAsTwoParams) {
   EXPECT_EQ(one.id(), R"(A="1,B=2")");
 }
 
-TEST(ConfigTest, NegativeIntsInDecimal) { EXPECT_EQ(Config({{"X", -7}}).id(), "X=-7"); }
+TEST(ConfigTest, NegativeIntsInDecimal) {
+  EXPECT_EQ(Config({{"X", -7}}).id(), "X=-7");
+}
 
 TEST(ConfigTest, JsonRoundTrip) {
   Config c{{"BM", 64}, {"LAYOUT", "col"}};

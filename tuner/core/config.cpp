@@ -9,7 +9,9 @@ std::string ParamValue::canonical() const {
   return nlohmann::json(as_string()).dump();
 }
 
-std::string ParamValue::plain() const { return is_int() ? std::to_string(as_int()) : as_string(); }
+std::string ParamValue::plain() const {
+  return is_int() ? std::to_string(as_int()) : as_string();
+}
 
 void to_json(nlohmann::json& j, const ParamValue& v) {
   if (v.is_int())
@@ -24,8 +26,7 @@ void from_json(const nlohmann::json& j, ParamValue& v) {
   else if (j.is_string())
     v = ParamValue(j.get<std::string>());
   else
-    throw nlohmann::json::type_error::create(302, "param value must be an integer or a string",
-                                             &j);
+    throw nlohmann::json::type_error::create(302, "param value must be an integer or a string", &j);
 }
 
 std::string Config::id() const {
@@ -58,14 +59,16 @@ std::optional<std::string> Config::string_param(std::string_view name) const {
 
 void to_json(nlohmann::json& j, const Config& c) {
   j = nlohmann::json::object();
-  for (const auto& [name, value] : c.params()) j[name] = value;
+  for (const auto& [name, value] : c.params())
+    j[name] = value;
 }
 
 void from_json(const nlohmann::json& j, Config& c) {
   if (!j.is_object())
     throw nlohmann::json::type_error::create(302, "config params must be an object", &j);
   Config::Map m;
-  for (auto it = j.begin(); it != j.end(); ++it) m.emplace(it.key(), it.value().get<ParamValue>());
+  for (auto it = j.begin(); it != j.end(); ++it)
+    m.emplace(it.key(), it.value().get<ParamValue>());
   c = Config(std::move(m));
 }
 

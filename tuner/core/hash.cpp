@@ -11,11 +11,14 @@
 namespace tune {
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  if (ctx_ == nullptr || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) != 1)
+  if (ctx_ == nullptr ||
+      EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) != 1)
     throw error("sha256: cannot initialise the digest");
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+Sha256::~Sha256() {
+  EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_));
+}
 
 void Sha256::update(std::string_view data) {
   EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data.data(), data.size());
@@ -55,7 +58,9 @@ std::string read_file(const std::filesystem::path& path) {
   return ss.str();
 }
 
-std::string sha256_file(const std::filesystem::path& path) { return sha256_hex(read_file(path)); }
+std::string sha256_file(const std::filesystem::path& path) {
+  return sha256_hex(read_file(path));
+}
 
 std::uint64_t fnv1a64(std::string_view data, std::uint64_t h) {
   for (unsigned char c : data) {

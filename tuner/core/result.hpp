@@ -47,7 +47,9 @@ struct unexpected_diag {
 inline unexpected_diag fail(std::string path, int line, int column, std::string message) {
   return {diagnostic{std::move(path), line, column, std::move(message)}};
 }
-inline unexpected_diag fail(diagnostic d) { return {std::move(d)}; }
+inline unexpected_diag fail(diagnostic d) {
+  return {std::move(d)};
+}
 
 /// A value or a diagnostic (std::expected<T, diagnostic> in spirit).
 template <class T>

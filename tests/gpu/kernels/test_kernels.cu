@@ -14,7 +14,9 @@ extern "C" __global__ void scale_vector(float* y, const float* x, float a, long 
 }
 
 // A kernel of a few microseconds: one block, one store per thread.
-extern "C" __global__ void tiny(int* out) { out[threadIdx.x] = (int)threadIdx.x + 1; }
+extern "C" __global__ void tiny(int* out) {
+  out[threadIdx.x] = (int)threadIdx.x + 1;
+}
 
 // out[i] = scale * i, reading the module's own __constant__, and counting launches in the
 // module's own __device__ variable.
@@ -39,7 +41,9 @@ extern "C" __global__ void spin_then_write(int* out, unsigned long long ns, int 
 // test, which needs the opt-in attribute).
 extern "C" __global__ void reverse_in_shared(float* out, const float* in, int n) {
   extern __shared__ float buffer[];
-  for (int i = threadIdx.x; i < n; i += blockDim.x) buffer[i] = in[i];
+  for (int i = threadIdx.x; i < n; i += blockDim.x)
+    buffer[i] = in[i];
   __syncthreads();
-  for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = buffer[n - 1 - i];
+  for (int i = threadIdx.x; i < n; i += blockDim.x)
+    out[i] = buffer[n - 1 - i];
 }
