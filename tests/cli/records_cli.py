@@ -192,7 +192,7 @@ class RecordsCli(unittest.TestCase):
         before = self.record.read_bytes()
         r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
                 "--config", "BM=64,BN=64", env={"TUNE_FAULT_INJECT": "record-save-before-rename"})
-        self.assertEqual(r.returncode, 70)
+        self.assertEqual(r.returncode, -9)
         self.assertEqual(r.stdout, "")
         self.assertEqual(self.record.read_bytes(), before)
         self.assertEqual(self.verify().returncode, 0)

@@ -8,8 +8,10 @@
 #include <system_error>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <tuner/core/fault_inject.hpp>
 #include <tuner/core/result.hpp>
 
 namespace tune {
@@ -59,6 +61,11 @@ void fsync_directory(const std::filesystem::path& dir) {
 void write_file_atomic(const std::filesystem::path& path, std::string_view data,
                        std::string_view fault_point) {
   static std::atomic<unsigned> counter{0};
+  // The fault points' names, only built when one is named.
+  auto point = [&](std::string_view when) {
+    if (!fault_point.empty()) tune::fault_point(std::string(fault_point) + "-" + std::string(when));
+  };
+  point("before-write");
   std::filesystem::path dir = path.parent_path();
   if (!dir.empty()) {
     std::error_code ec;
@@ -87,16 +94,38 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view data,
   if (::fsync(file.fd()) != 0)
     throw error("cannot sync '" + tmp.string() + "': " + errno_text(errno));
   file.close_fd();
-  if (!fault_point.empty()) {
-    const char* inject = std::getenv("TUNE_FAULT_INJECT");
-    if (inject != nullptr && std::string(inject) == std::string(fault_point) + "-before-rename")
-      std::_Exit(70);
-  }
+  point("before-rename");
   if (::rename(tmp.c_str(), path.c_str()) != 0)
     throw error("cannot rename '" + tmp.string() + "' to '" + path.string() +
                 "': " + errno_text(errno));
   file.release();
+  point("after-rename");
   fsync_directory(dir);
+}
+
+void remove_stale_temporaries(const std::filesystem::path& path) noexcept {
+  const std::string prefix = "." + path.filename().string() + ".tmp.";
+  std::error_code ec;
+  const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const std::string rest = name.substr(prefix.size());  // <pid>.<n>
+    const auto dot = rest.find('.');
+    if (dot == std::string::npos || dot == 0) continue;
+    long pid = 0;
+    try {
+      std::size_t used = 0;
+      pid = std::stol(rest.substr(0, dot), &used);
+      if (used != dot) continue;
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or unsure
+    std::error_code rm;
+    std::filesystem::remove(it->path(), rm);
+  }
 }
 
 }  // namespace tune

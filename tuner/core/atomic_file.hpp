@@ -12,12 +12,17 @@ namespace tune {
 /// directory fsync). Creates missing parent directories. Throws tune::error naming the path and
 /// the system's reason on any I/O failure; the temporary file is removed on failure.
 ///
-/// `fault_point` names this write for fault injection in tests: when the environment variable
-/// TUNE_FAULT_INJECT equals `<fault_point>-before-rename`, the process exits immediately
-/// (std::_Exit(70)) after the temporary file is written and synced and before the rename, as a
-/// crash would. Example: `write_file_atomic(p, text, "record-save")` honours
+/// `fault_point` names this write for fault injection (tuner/core/fault_inject.hpp): the points
+/// `<fault_point>-before-write` (nothing written yet), `<fault_point>-before-rename` (the
+/// temporary file written and synced) and `<fault_point>-after-rename` (the new file in place).
+/// Example: `write_file_atomic(p, text, "record-save")` honours
 /// TUNE_FAULT_INJECT=record-save-before-rename.
 void write_file_atomic(const std::filesystem::path& path, std::string_view data,
                        std::string_view fault_point = {});
+
+/// Removes the temporary files that write_file_atomic left beside `path` when a process died
+/// between writing one and renaming it (`.<name>.tmp.<pid>.<n>` whose pid is no longer running
+/// on this host). Scans the directory, so it is for small directories (records); never throws.
+void remove_stale_temporaries(const std::filesystem::path& path) noexcept;
 
 }  // namespace tune

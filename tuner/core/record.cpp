@@ -241,6 +241,7 @@ std::string Record::dump() const {
 
 void Record::save(const fs::path& path) const {
   write_file_atomic(path, dump(), "record-save");
+  remove_stale_temporaries(path);  // of a save that was killed before its rename
 }
 
 result<Record> Record::parse(std::string_view json_text, const std::string& path) {

@@ -110,7 +110,8 @@ class Record {
   /// round-trip numbers, a trailing newline. The same record always gives the same bytes.
   std::string dump() const;
   nlohmann::json to_json() const;
-  /// Writes `dump()` atomically (write_file_atomic, fault point "record-save"). Throws
+  /// Writes `dump()` atomically (write_file_atomic, fault points "record-save-*"), then removes
+  /// the temporary files of earlier saves that were killed before their rename. Throws
   /// tune::error on I/O failure; the old file is then intact.
   void save(const std::filesystem::path& path) const;
 

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <string_view>
 #include <unordered_map>
 
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 
 #include <fmt/core.h>
 
+#include <tuner/core/fault_inject.hpp>
 #include <tuner/core/input_limits.hpp>
 
 namespace tune {
@@ -101,14 +103,28 @@ std::string read_all(int fd, const std::filesystem::path& path) {
 }
 
 // Writes all of `data` at the end of `fd` (opened O_APPEND) in one call and syncs it; on a
-// short write cuts the file back to `old_size`. Throws tune::error naming `path`.
+// short write cuts the file back to `old_size`. Throws tune::error naming `path`. `what` names
+// the write for fault injection (`log-header` or `log-append`).
 void append_line(int fd, const std::filesystem::path& path, std::uint64_t old_size,
-                 const std::string& data) {
+                 const std::string& data, const std::string& what) {
+  fault_point(what + "-before-write");
+  std::string_view out = data;
+  if (what == "log-append") {
+    // The torn write a crash in the middle of write(2) would leave: half a line, on disk.
+    if (fault_point_selected("log-append-torn")) {
+      const std::string_view half = out.substr(0, out.size() / 2);
+      if (::write(fd, half.data(), half.size()) > 0) ::fdatasync(fd);
+      fault_point("log-append-torn");
+      // Not this occurrence: cut the half line back off and write the whole one as usual.
+      if (::ftruncate(fd, static_cast<off_t>(old_size)) != 0)
+        throw error(fmt::format("cannot append to '{}': {}", path.string(), errno_text()));
+    }
+  }
   ssize_t n;
   do {
-    n = ::write(fd, data.data(), data.size());
+    n = ::write(fd, out.data(), out.size());
   } while (n < 0 && errno == EINTR);
-  if (n != static_cast<ssize_t>(data.size())) {
+  if (n != static_cast<ssize_t>(out.size())) {
     std::string why = n < 0 ? errno_text() : "short write";
     if (::ftruncate(fd, static_cast<off_t>(old_size)) != 0) {
       // Nothing more to do: the torn line is repaired at the next open.
@@ -117,11 +133,15 @@ void append_line(int fd, const std::filesystem::path& path, std::uint64_t old_si
   }
   if (::fdatasync(fd) != 0)
     throw error(fmt::format("cannot sync '{}': {}", path.string(), errno_text()));
+  fault_point(what + "-after-write");
 }
 
+// Cuts the log back to `size` (a torn line or header removed), synced.
 void truncate_to(int fd, const std::filesystem::path& path, std::uint64_t size) {
+  fault_point("log-repair-before-write");
   if (::ftruncate(fd, static_cast<off_t>(size)) != 0 || ::fdatasync(fd) != 0)
     throw error(fmt::format("cannot repair '{}': {}", path.string(), errno_text()));
+  fault_point("log-repair-after-write");
 }
 
 }  // namespace
@@ -201,7 +221,7 @@ result<TrialLog> TrialLog::open(const std::filesystem::path& path, const LogHead
           fmt::format("{}:1: warning: replaced a torn header (the log held nothing else)", where));
       truncate_to(fd, path, 0);
     }
-    append_line(fd, path, 0, header_line);
+    append_line(fd, path, 0, header_line, "log-header");
     log.size_ = header_line.size();
     return log;
   }
@@ -287,7 +307,7 @@ void TrialLog::close() noexcept {
 void TrialLog::append(const Trial& trial) {
   if (fd_ < 0) throw error(fmt::format("append to a closed log '{}'", path_.string()));
   std::string line = to_json_line(trial) + "\n";
-  append_line(fd_, path_, size_, line);
+  append_line(fd_, path_, size_, line, "log-append");
   size_ += line.size();
 }
 
