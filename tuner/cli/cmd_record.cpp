@@ -3,8 +3,10 @@
 // samples and `"source": "pinned"`; a config outside the bucket's pruned space is refused. The
 // whole record is rewritten atomically with the current provenance (created when missing).
 // Prints `<record>: pinned bucket '<B>' to <id> (cache key k1:<digest>)`.
+// Refused, naming the holder, while a tune or another `record set` holds the record's lock.
 // Exit codes: 0 pinned, 2 bad input (manifest, space, arch, bucket, config, an unreadable
-// record or one of another kernel), 3 nvcc cannot be run or the record cannot be written.
+// record or one of another kernel, a record locked by a tune), 3 nvcc cannot be run or the record
+// cannot be written.
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/core/file_lock.hpp>
 #include <tuner/core/verify.hpp>
 
 namespace tune::cli {
@@ -102,6 +105,15 @@ int run_record_set(const RecordSetOptions& opt) {
     return exit_bad_input;
   }
   std::string label = display_path(m, *path);
+  // Refused while a tune (or another `record set`) writes this record.
+  std::error_code lock_ec;
+  std::filesystem::create_directories(path->parent_path(), lock_ec);
+  result<FileLock> lock = FileLock::try_lock(*path, "record");
+  if (!lock) {
+    fmt::print(stderr, "tuner record set: error: {}: {}: wait for the tune that writes it\n", label,
+               lock.error().message);
+    return exit_bad_input;
+  }
   Record record;
   std::error_code ec;
   if (fs::exists(*path, ec)) {

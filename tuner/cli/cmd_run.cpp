@@ -6,13 +6,17 @@
 // and verifies it the way `tuner verify` does.
 //
 // With --bucket only that bucket is measured; the other buckets' winners come from their last
-// result files (a result of another pruned space does not count). The record is written to a
-// temporary file, verified, then renamed into place, so that the old record stays as it was
-// unless the new one verifies.
+// result files (a result of another pruned space does not count). The new record is verified
+// in memory, then written atomically, so that the old record stays as it was unless the new one
+// verifies. The record is locked (`<record>.lock`, naming this process) from the first
+// measurement to its write: a second `tuner run` of the same record, from this or another
+// build tree, or a `tuner record set`, is refused naming the holder. SIGINT and SIGTERM are
+// passed on to the runner, which abandons the candidate in flight; no record is written then.
 //
 // Exit codes: 0 every record written and verified, 1 a bucket without a winner (its record is
-// not written) or a kernel without a harness, 2 bad usage or input, 3 a broken environment (no
-// runner built, no GPU, the new record does not verify), 130/143 interrupted.
+// not written) or a kernel without a harness, 2 bad usage or input or a record locked by another
+// tune, 3 a broken environment (no runner built, no GPU, a runner killed, the new record does
+// not verify), 130/143 interrupted.
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,8 +34,10 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/bucket_name.hpp>
+#include <tuner/core/file_lock.hpp>
 #include <tuner/core/hash.hpp>
 #include <tuner/core/record.hpp>
+#include <tuner/core/subprocess.hpp>
 #include <tuner/core/toolchain.hpp>
 #include <tuner/core/verify.hpp>
 
@@ -42,13 +48,28 @@ namespace tune::cli {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+namespace {
+
+// The child run_attached waits for, and the stop signal it was sent (for the handler).
+volatile pid_t g_attached_child = -1;
+volatile std::sig_atomic_t g_attached_signal = 0;
+
+extern "C" void forward_stop_signal(int sig) {
+  g_attached_signal = sig;
+  const pid_t child = g_attached_child;
+  if (child > 0) ::kill(child, sig);
+}
+
+}  // namespace
+
 int run_attached(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const std::string& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  // The child gets SIGINT and SIGTERM with their default action; we ignore them meanwhile, so
-  // that a Ctrl-C on the terminal (sent to both) lets the child end its own way and report it.
+  // The child gets SIGINT and SIGTERM with their default action. Here they are passed on to it:
+  // a Ctrl-C on the terminal reaches both anyway (the child's handler takes it twice, which is
+  // harmless), and a `kill` of this process alone reaches the child that can stop cleanly.
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t defaults;
@@ -57,19 +78,24 @@ int run_attached(const std::vector<std::string>& argv) {
   sigaddset(&defaults, SIGTERM);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-  struct sigaction ignore {
+  struct sigaction forward {
   }, old_int{}, old_term{};
-  ignore.sa_handler = SIG_IGN;
-  sigemptyset(&ignore.sa_mask);
-  ::sigaction(SIGINT, &ignore, &old_int);
-  ::sigaction(SIGTERM, &ignore, &old_term);
+  forward.sa_handler = forward_stop_signal;
+  sigemptyset(&forward.sa_mask);
+  g_attached_signal = 0;
+  ::sigaction(SIGINT, &forward, &old_int);
+  ::sigaction(SIGTERM, &forward, &old_term);
   pid_t pid = -1;
   const int rc = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
   posix_spawnattr_destroy(&attr);
   int status = 0;
   if (rc == 0) {
+    g_attached_child = pid;
+    // A signal that came while the child was being started was not passed on yet.
+    if (const int sig = g_attached_signal; sig != 0) ::kill(pid, sig);
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    g_attached_child = -1;
   }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
@@ -172,6 +198,19 @@ int run_run(const RunOptions& opt) {
 
   int status = exit_ok;
   for (const std::string& arch : *archs) {
+    // One tune per record at a time: held from the first measurement to the record's write,
+    // so that another build tree of this source tree (or `tuner record set`) is refused.
+    const fs::path record_path = manifest.record_path(arch).value();
+    const std::string shown = display_path(manifest, record_path);
+    fs::create_directories(record_path.parent_path());
+    result<FileLock> lock = FileLock::try_lock(record_path, "record");
+    if (!lock) {
+      fmt::print(stderr,
+                 "tuner run: error: {} ({}): {}: another tune of '{}' is writing it (from this "
+                 "or another build tree); wait for it to finish or stop it, then run again\n",
+                 shown, arch, lock.error().message, manifest.kernel);
+      return exit_bad_input;
+    }
     const fs::path dir = manifest.log_dir / arch;
     fs::create_directories(dir);
     std::vector<std::string> without_winner;
@@ -211,6 +250,13 @@ int run_run(const RunOptions& opt) {
                      bucket.name, rc);
           return rc;
         }
+        if (rc > 128) {
+          fmt::print(stderr,
+                     "tuner run: error: the runner of bucket '{}' was killed by {}; no record "
+                     "written (its log keeps every finished trial: run again to resume)\n",
+                     bucket.name, signal_name(rc - 128));
+          return exit_environment;
+        }
       }
       std::optional<json> r = winning_result(result_path, pruned_hash);
       if (!r) {
@@ -219,8 +265,6 @@ int run_run(const RunOptions& opt) {
       }
       results.push_back(*r);
     }
-    const fs::path record_path = manifest.record_path(arch).value();
-    const std::string shown = display_path(manifest, record_path);
     if (!without_winner.empty()) {
       fmt::print(stderr,
                  "tuner run: error: no record written for {} ({}): no winner for bucket{} {}; "
@@ -258,11 +302,11 @@ int run_run(const RunOptions& opt) {
       e.runoff = r.value("runoff", json());
       record.insert(std::move(e));
     }
-    // Written beside the record, verified, then renamed into place.
-    const fs::path temp = record_path.parent_path() / (record_path.filename().string() + ".new");
-    fs::create_directories(record_path.parent_path());
-    record.save(temp);
-    result<Verification> v = verify_kernel_record(*build, arch, temp);
+    // Verified as it will be read back, then written atomically (Record::save): a failure at
+    // any point leaves the old record as it was.
+    result<Record> reread = Record::parse(record.dump(), record_path.string());
+    result<Verification> v = reread ? verify_kernel_record(*build, arch, std::move(*reread))
+                                    : result<Verification>(fail(reread.error()));
     if (!v || !v->ok()) {
       fmt::print(stderr, "tuner run: error: the new record of {} ({}) does not verify:\n",
                  manifest.kernel, arch);
@@ -271,10 +315,10 @@ int run_run(const RunOptions& opt) {
       else
         for (const std::string& e : v->errors)
           fmt::print(stderr, "  {}\n", e);
-      fs::remove(temp);
+      fmt::print(stderr, "the old record is left as it was\n");
       return exit_environment;
     }
-    fs::rename(temp, record_path);
+    record.save(record_path);
     fmt::print("{}: wrote {} ({}), verified\n", manifest.kernel, shown, arch);
     for (const RecordEntry& e : record.entries()) {
       std::string how = "sequential medians";

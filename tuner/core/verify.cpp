@@ -42,20 +42,38 @@ result<Workspace> current_workspace(const Manifest& manifest, const Space& space
   return w;
 }
 
-result<Verification> verify_kernel_record(const KernelBuild& build, std::string_view arch,
-                                          const std::filesystem::path& record_path,
-                                          const VerifyOptions& options) {
+namespace {
+
+// The workspace of `arch` and a key recomputation for it, handed to `check`.
+template <typename Check>
+result<Verification> with_workspace(const KernelBuild& build, std::string_view arch,
+                                    Check&& check) {
   CacheKeyer keyer(build.manifest, build.space.params_as());
   result<Workspace> w = current_workspace(build.manifest, build.space, arch, keyer.toolchain());
   if (!w) return fail(w.error());
   std::string a(arch);
-  return load_verified(
-      record_path, *w,
-      [&](const RecordEntry& e) {
-        CacheKey k = keyer.key(e.config, a);
-        return L2Key{k.schema, k.digest};
-      },
-      options);
+  RecomputeKey recompute = [&](const RecordEntry& e) {
+    CacheKey k = keyer.key(e.config, a);
+    return L2Key{k.schema, k.digest};
+  };
+  return check(*w, recompute);
+}
+
+}  // namespace
+
+result<Verification> verify_kernel_record(const KernelBuild& build, std::string_view arch,
+                                          const std::filesystem::path& record_path,
+                                          const VerifyOptions& options) {
+  return with_workspace(build, arch, [&](const Workspace& w, const RecomputeKey& recompute) {
+    return load_verified(record_path, w, recompute, options);
+  });
+}
+
+result<Verification> verify_kernel_record(const KernelBuild& build, std::string_view arch,
+                                          Record record, const VerifyOptions& options) {
+  return with_workspace(build, arch, [&](const Workspace& w, const RecomputeKey& recompute) {
+    return verify_record(std::move(record), w, recompute, options);
+  });
 }
 
 std::string display_path(const Manifest& manifest, const std::filesystem::path& path) {

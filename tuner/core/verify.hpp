@@ -43,6 +43,11 @@ result<Verification> verify_kernel_record(const KernelBuild& build, std::string_
                                           const std::filesystem::path& record_path,
                                           const VerifyOptions& options = {});
 
+/// As above, for a record in memory (one about to be written): nothing is read but the sources
+/// and headers its cache keys cover.
+result<Verification> verify_kernel_record(const KernelBuild& build, std::string_view arch,
+                                          Record record, const VerifyOptions& options = {});
+
 /// `path` relative to the manifest's project root when it lies under it, else as it is: how
 /// messages name project files.
 std::string display_path(const Manifest& manifest, const std::filesystem::path& path);
