@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -252,6 +253,7 @@ int worker_main(const Options& opt) {
     return exit_environment;
   }
   answer_line({{"ready", true},
+               {"pid", static_cast<long>(::getpid())},
                {"device", worker->context().name()},
                {"driver", driver_text},
                {"arch", worker->context().arch()}});
@@ -346,7 +348,7 @@ class WorkerObjective : public Objective {
     } catch (const json::exception&) {
       // reported below
     }
-    restart_worker();
+    drop_worker("answered something unreadable and was killed");
     return Trial::invalid(fmt::format("unreadable answer from the worker: '{}'", answer->dump()));
   }
 
@@ -384,7 +386,7 @@ class WorkerObjective : public Objective {
     } catch (const json::exception&) {
       pairs = RunoffPairs{};
       pairs.failure = fmt::format("unreadable answer from the worker: '{}'", answer->dump());
-      restart_worker();
+      drop_worker("answered something unreadable and was killed");
       return pairs;
     }
     if (!pairs.incumbent_failure && !pairs.challenger_failure && !pairs.failure &&
@@ -393,6 +395,12 @@ class WorkerObjective : public Objective {
     }
     return pairs;
   }
+
+  /// How many measuring workers were started (the first, and one after each that died, hung or
+  /// exited after a CUDA error, when another candidate followed).
+  int workers_started() const noexcept { return workers_started_; }
+  /// Called with a line for people when a worker is dropped (why, and that a fresh one follows).
+  void on_note(std::function<void(const std::string&)> note) { note_ = std::move(note); }
 
   /// The device and driver the worker reported (empty until a worker started).
   const std::string& device() const noexcept { return device_; }
@@ -439,6 +447,7 @@ class WorkerObjective : public Objective {
   void start_worker() {
     worker_ = std::make_unique<Subprocess>(worker_argv());
     g_worker_pid = worker_->pid();
+    ++workers_started_;
     std::string line;
     // Creating a context and loading the driver can take a while on a cold GPU.
     const double start_timeout_s = std::max(60.0, timeout_s_);
@@ -480,7 +489,13 @@ class WorkerObjective : public Objective {
     g_worker_pid = -1;
   }
 
-  void restart_worker() { stop_worker(); }  // the next request starts a fresh one
+  // Drops the worker after a failure, saying so: `what` happened to it.
+  void drop_worker(const std::string& what) {
+    const long pid = worker_ ? static_cast<long>(worker_->pid()) : 0;
+    stop_worker();
+    if (note_)
+      note_(fmt::format("worker pid {} {}; the next candidate gets a fresh worker", pid, what));
+  }
 
   // Sends one request and reads one answer within `timeout_s`; on a timeout, a death or an
   // unreadable line the worker is replaced (lazily) and `failure` says what happened.
@@ -492,34 +507,34 @@ class WorkerObjective : public Objective {
                                                             : Subprocess::Read::eof;
     check_signal();
     if (r == Subprocess::Read::timeout) {
-      stop_worker();
       failure = fmt::format("timed out after {} s", timeout_s);
+      drop_worker(failure + " and was killed");
       return std::nullopt;
     }
     if (r == Subprocess::Read::eof) {
       const ExitStatus status = worker_->wait();
       const std::string last = worker_->last_stderr_line();
-      stop_worker();
       failure =
           fmt::format("worker died: {}{}", status.describe(), last.empty() ? "" : ": " + last);
+      drop_worker(fmt::format("died ({})", status.describe()));
       return std::nullopt;
     }
     json answer;
     try {
       answer = json::parse(line);
     } catch (const json::exception&) {
-      stop_worker();
       failure = fmt::format("unreadable answer from the worker: '{}'", line);
+      drop_worker("answered something unreadable and was killed");
       return std::nullopt;
     }
     if (answer.contains("error")) {
-      stop_worker();
       failure = fmt::format("the worker refused the request: {}", answer["error"].dump());
+      drop_worker("refused a request and was killed");
       return std::nullopt;
     }
     if (answer.value("exiting", false)) {
       worker_->wait();
-      stop_worker();
+      drop_worker("exited after a CUDA error (its context cannot be trusted)");
     }
     return answer;
   }
@@ -533,6 +548,8 @@ class WorkerObjective : public Objective {
   std::unique_ptr<Subprocess> worker_;
   std::string device_;
   std::string driver_;
+  int workers_started_ = 0;
+  std::function<void(const std::string&)> note_;
 };
 
 std::string trial_line(const Progress& p) {
@@ -634,6 +651,10 @@ int supervisor_main(const Options& opt) {
   });
   tuner.on_warning(
       [&](const std::string& w) { fmt::print(stderr, "{}: warning: {}\n", bucket->name, w); });
+  objective.on_note([&](const std::string& n) {
+    fmt::print(stderr, "{}: note: {}\n", bucket->name, n);
+    std::fflush(stderr);
+  });
 
   struct sigaction sa {};
   sa.sa_handler = on_signal;
@@ -688,7 +709,8 @@ int supervisor_main(const Options& opt) {
         {"reps", m->reps},           {"cache_key", t.cache_key ? json(*t.cache_key) : json()},
         {"key_schema", "k1"}};
   }
-  if (!opt.result.empty()) write_file_atomic(opt.result, res.dump(2) + "\n");
+  res["workers_started"] = objective.workers_started();
+  if (!opt.result.empty()) write_file_atomic(opt.result, res.dump(2) + "\n", "result-save");
 
   if (out->incumbent_failure) {
     fmt::print(stderr, "{}: error: {}\n", bucket->name, *out->incumbent_failure);
