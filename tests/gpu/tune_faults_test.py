@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Faulting candidates on a GPU (label gpu): tests/gpu/tune_faults is copied to a scratch folder,
+configured with tune through add_subdirectory and tuned. Its kernel has six candidates: three
+correct ones about 2x apart (VARIANT 4 fastest, then 5, then the required 0), one that writes to
+an unmapped address (1), one that spins forever (2) and one that traps (3).
+
+test_1: `cmake --build build --target tune` finishes; the three faulting candidates are invalid
+with precise reasons (the CUDA error's name, "timed out after 5 s"), each cost its worker, which
+was replaced; the winner is the true best (VARIANT=4); no worker process is left.
+test_2: SIGTERM to `tuner run` alone (not its process group) while the spinning candidate is in
+flight: it stops within seconds with 143, the candidate is abandoned (not logged), the log is
+whole, the committed record is untouched, no worker is left; run again, it resumes, measures
+no completed trial again and writes the same winner.
+
+Arguments as tune_e2e_test.py. Runs only with TUNE_GPU_E2E=1 (it builds tune inside the
+consumer project); otherwise it exits 77 (skipped).
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import unittest
+from pathlib import Path
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--tune-source", required=True, type=Path)
+parser.add_argument("--cmake", default="cmake")
+parser.add_argument("--tuner", required=True, type=Path)
+parser.add_argument("--work", required=True, type=Path)
+parser.add_argument("--arch", required=True)
+parser.add_argument("--tomlpp", default="")
+ARGS, _ = parser.parse_known_args()
+HERE = Path(__file__).resolve().parent
+if not os.environ.get("TUNE_GPU_E2E"):
+    print("tune_faults: skipped: set TUNE_GPU_E2E=1 to run it (scripts/gpu_check.sh does)")
+    sys.exit(77)
+
+GOOD = ["VARIANT=0", "VARIANT=4", "VARIANT=5"]
+TIMEOUT_S = 5  # faulty.toml's [search] timeout_s
+
+
+def run(cmd, **kw):
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+
+
+def logged(path):
+    """The trials of a log (its header left out); every line must parse."""
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [json.loads(l) for l in lines[1:]]
+
+
+def workers_of(manifest):
+    """Pids of measuring workers of this manifest still running."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--worker" in argv and str(manifest).encode() in argv:
+            pids.append(int(entry.name))
+    return pids
+
+
+class TuneFaults(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = ARGS.work / "project"
+        shutil.rmtree(ARGS.work, ignore_errors=True)
+        cls.src = cls.root / "src"
+        cls.build = cls.root / "build"
+        shutil.copytree(HERE / "tune_faults", cls.src)
+        cls.env = dict(os.environ)
+        cls.env.pop("TUNE_CACHE_DIR", None)
+        cls.env.pop("TUNE_FAULT_INJECT", None)
+        cmd = [ARGS.cmake, "-S", cls.src, "-B", cls.build, "-G", "Ninja",
+               f"-DTUNE_SOURCE_DIR={ARGS.tune_source}", f"-DTUNE_TUNER_EXECUTABLE={ARGS.tuner}",
+               f"-DTUNE_ARCH={ARGS.arch}", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+               "-DTUNE_ENABLE_WERROR=OFF"]
+        if ARGS.tomlpp:
+            cmd.append(f"-DTUNE_TOMLPP_INCLUDE_DIR={ARGS.tomlpp}")
+        r = run(cmd, env=cls.env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        cls.manifest = cls.build / "tune" / "faulty" / "manifest.json"
+        cls.logdir = cls.build / "tune" / "faulty" / ARGS.arch
+        cls.log = cls.logdir / "all.trials.jsonl"
+        cls.result = cls.logdir / "all.result.json"
+        cls.record = cls.src / "records" / "faulty.json"
+
+    def check_trials(self, trials):
+        by_id = {t["config_id"]: t for t in trials if t["phase"] != "runoff"}
+        oob, spin, trap = by_id["VARIANT=1"], by_id["VARIANT=2"], by_id["VARIANT=3"]
+        for t in (oob, spin, trap):
+            self.assertEqual(t["state"], "invalid", t)
+            print(f"tune_faults: {t['config_id']} invalid: {t['reason']}")
+        self.assertTrue(oob["reason"].startswith("CUDA_ERROR_ILLEGAL_ADDRESS: "), oob["reason"])
+        self.assertEqual(spin["reason"], f"timed out after {TIMEOUT_S} s")
+        self.assertTrue(trap["reason"].startswith("CUDA_ERROR_"), trap["reason"])
+        times = {c: by_id[c]["median_ms"] for c in GOOD}
+        for c in GOOD:
+            self.assertEqual(by_id[c]["state"], "measured", by_id[c])
+        # The good ones are apart by far more than 10%: 4 < 5 < 0.
+        self.assertLess(times["VARIANT=4"] * 1.1, times["VARIANT=5"], times)
+        self.assertLess(times["VARIANT=5"] * 1.1, times["VARIANT=0"], times)
+        print("tune_faults: good candidates " +
+              ", ".join(f"{c} {times[c]:.4f} ms" for c in sorted(times, key=times.get)))
+
+    def test_1_faulting_candidates_are_invalid_and_the_true_best_wins(self):
+        start = time.monotonic()
+        r = run([ARGS.cmake, "--build", self.build, "--target", "tune"], env=self.env)
+        seconds = time.monotonic() - start
+        out = r.stdout + r.stderr
+        self.assertEqual(r.returncode, 0, out)
+        self.check_trials(logged(self.log))
+        result = json.loads(self.result.read_text())
+        self.assertEqual(result["best"]["config_id"], "VARIANT=4", result)
+        self.assertEqual(result["invalid"], 3)
+        # The first worker, then a fresh one after each of the three faults.
+        self.assertEqual(result["workers_started"], 4, out)
+        notes = [l for l in out.splitlines() if "note: worker pid" in l]
+        self.assertEqual(len(notes), 3, out)
+        for n in notes:
+            print(f"tune_faults: {n.strip()}")
+        record = json.loads(self.record.read_text())
+        self.assertEqual([e["config"]["id"] for e in record["entries"]], ["VARIANT=4"])
+        self.assertEqual(workers_of(self.manifest), [])
+        r = run([ARGS.tuner, "verify", "--manifest", self.manifest])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        print(f"tune_faults: tune finished in {seconds:.1f} s with winner VARIANT=4, "
+              f"{result['workers_started']} workers started")
+
+    def test_2_sigterm_while_a_candidate_spins_stops_cleanly_and_resumes(self):
+        before = self.record.read_bytes()
+        shutil.rmtree(self.logdir)
+        p = subprocess.Popen([str(ARGS.tuner), "run", "--manifest", str(self.manifest)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=self.env)
+        # The order: the required VARIANT=0, the committed winner VARIANT=4 (the soft
+        # incumbent), then the grid. VARIANT=1 logged means the spinning VARIANT=2 is next; give
+        # it a second to be in flight.
+        deadline = time.time() + 120
+        while time.time() < deadline and "VARIANT=1" not in [t["config_id"] for t in
+                                                             logged(self.log)]:
+            time.sleep(0.02)
+        time.sleep(1.0)
+        sent = time.monotonic()
+        p.send_signal(signal.SIGTERM)  # to `tuner run` alone: it passes the signal on
+        out, err = p.communicate(timeout=60)
+        stopped = time.monotonic() - sent
+        self.assertEqual(p.returncode, 143, out + err)
+        self.assertLess(stopped, TIMEOUT_S, err)  # abandoned, not waited for
+        self.assertIn("all: interrupted; the log keeps every finished trial", err)
+        self.assertEqual(self.record.read_bytes(), before)
+        text = self.log.read_text()
+        self.assertTrue(text.endswith("\n"))
+        ids = [t["config_id"] for t in logged(self.log)]
+        self.assertEqual(ids, ["VARIANT=0", "VARIANT=4", "VARIANT=1"], err)
+        self.assertEqual(workers_of(self.manifest), [])
+        print(f"tune_faults: SIGTERM while VARIANT=2 spun: exit 143 after {stopped:.2f} s, "
+              f"log holds {ids}, record untouched")
+
+        r = run([ARGS.tuner, "run", "--manifest", self.manifest], env=self.env)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        trials = logged(self.log)
+        measured = [t["config_id"] for t in trials
+                    if t["state"] == "measured" and t["phase"] != "runoff"]
+        self.assertEqual(sorted(measured), sorted(GOOD))  # none twice
+        self.check_trials(trials)
+        record = json.loads(self.record.read_text())
+        self.assertEqual([e["config"]["id"] for e in record["entries"]], ["VARIANT=4"])
+        self.assertEqual(workers_of(self.manifest), [])
+        print("tune_faults: resumed: no completed trial measured again, winner VARIANT=4")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]], verbosity=2)
