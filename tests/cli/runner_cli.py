@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -279,6 +280,164 @@ class RunnerCli(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertEqual(r.stderr, "tuner run: error: kernel 'saxpy' has no harness: add HARNESS "
                                    "to tune_add_kernel to tune it\n")
+
+    # -- crashes, interruption, concurrency (issue 10) -------------------------------------
+
+    def tuner_run(self, *extra, env=None, manifest=None):
+        return subprocess.run([TUNER, "run", "--manifest", str(manifest or self.manifest),
+                               "--timeout", "1", *extra],
+                              capture_output=True, text=True, env=env or self.env(), timeout=120)
+
+    def logged_measured(self):
+        """Config ids with a measured (search or required) trial in either bucket's log."""
+        out = []
+        for log in sorted((self.logdir / "sm_90").glob("*.trials.jsonl")):
+            for line in log.read_text().splitlines()[1:]:
+                try:
+                    t = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a torn last line
+                if t["state"] == "measured" and t["phase"] != "runoff":
+                    out.append(f"{log.name.split('.')[0]} {t['config_id']}")
+        return out
+
+    def measures(self):
+        """'<bucket> <config id>' for each measure request since the last call."""
+        out, bucket = [], None
+        for l in self.side_lines():
+            if l.startswith("start "):
+                continue
+            if l.startswith("bucket "):
+                bucket = l.split(" ", 1)[1]
+            elif l.startswith("measure "):
+                out.append(f"{ENC if bucket == BUCKET else bucket} {l.split(' ', 1)[1]}")
+        if self.side.exists():
+            self.side.unlink()
+        return out
+
+    def test_tuner_run_killed_at_every_write_point_keeps_the_old_record_or_the_new_one(self):
+        r = subprocess.run([TUNER, "record", "set", "--manifest", str(self.manifest), "--bucket",
+                            BUCKET, "--config", block(64)], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        old = self.record.read_bytes()
+        # The runner writes the logs and the results; `tuner run` writes the record.
+        runner_points = ["log-header-before-write", "log-header-after-write",
+                         "log-append-before-write:2", "log-append-torn:2",
+                         "log-append-after-write:2", "result-save-before-write",
+                         "result-save-before-rename", "result-save-after-rename"]
+        record_points = ["record-save-before-write", "record-save-before-rename",
+                         "record-save-after-rename"]
+        new = None
+        for point in runner_points + record_points:
+            with self.subTest(point=point):
+                shutil.rmtree(self.logdir / "sm_90", ignore_errors=True)
+                self.record.write_bytes(old)
+                self.measures()
+                r = self.tuner_run(env=self.env(FAKE_TAME=1, TUNE_FAULT_INJECT=point))
+                if point in runner_points:
+                    self.assertEqual(r.returncode, 3, r.stderr)
+                    self.assertIn(f"tuner run: error: the runner of bucket '{BUCKET}' was "
+                                  "killed by SIGKILL; no record written", r.stderr)
+                else:
+                    self.assertEqual(r.returncode, -signal.SIGKILL, r.stderr)
+                after_kill = self.record.read_bytes()
+                measured_before = self.logged_measured()
+                in_flight = set(self.measures()) - set(measured_before)
+                self.assertLessEqual(len(in_flight), 1, in_flight)
+
+                r = self.tuner_run(env=self.env(FAKE_TAME=1))
+                self.assertEqual(r.returncode, 0, r.stderr)
+                again = self.measures()
+                self.assertEqual(set(again) & set(measured_before), set(),
+                                 "a logged trial was measured again")
+                final = self.record.read_bytes()
+                if new is None:
+                    new = final
+                self.assertEqual(final, new)  # every path ends in the same record
+                if point == "record-save-after-rename":
+                    self.assertEqual(after_kill, new)
+                else:
+                    self.assertEqual(after_kill, old)
+                # No temporary or lock file is left beside the record.
+                self.assertEqual(sorted(p.name for p in self.record.parent.iterdir()),
+                                 ["saxpy.cu", "saxpy.json", "saxpy.toml"])
+                v = subprocess.run([TUNER, "verify", "--manifest", str(self.manifest)],
+                                   capture_output=True, text=True)
+                self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+                print(f"faults: tuner run killed at {point}: record "
+                      f"{'new' if after_kill == new else 'old'}; resumed measuring "
+                      f"{sorted(in_flight) or 'nothing'} again", file=sys.stderr)
+
+    def second_build_tree(self):
+        """A manifest of another build tree of the same source tree (its own logs and cache,
+        the same record)."""
+        build2 = self.dir / "build2"
+        shutil.copytree(self.cache, build2 / "tune" / "cache")
+        m = json.loads(self.manifest.read_text())
+        m.update(build_dir=str(build2), cache_dir=str(build2 / "tune" / "cache"),
+                 log_dir=str(build2 / "tune" / "saxpy"))
+        manifest2 = build2 / "tune" / "saxpy" / "manifest.json"
+        manifest2.parent.mkdir(parents=True, exist_ok=True)
+        manifest2.write_text(json.dumps(m))
+        return manifest2
+
+    def test_two_build_trees_cannot_both_write_the_record(self):
+        manifest2 = self.second_build_tree()
+        first = subprocess.Popen([TUNER, "run", "--manifest", str(self.manifest), "--timeout",
+                                  "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, env=self.env(FAKE_TAME=1, FAKE_SLEEP="0.2"))
+        lock = Path(str(self.record) + ".lock")
+        deadline = time.time() + 30
+        while time.time() < deadline and not (lock.exists() and lock.read_text()):
+            time.sleep(0.02)
+        holder = f"record is locked by pid {first.pid} on host '{socket.gethostname()}'"
+        second = self.tuner_run(manifest=manifest2, env=self.env(FAKE_TAME=1))
+        self.assertEqual(second.returncode, 2, second.stderr)
+        self.assertEqual(second.stderr,
+                         f"tuner run: error: saxpy.json (sm_90): {holder}: another tune of "
+                         "'saxpy' is writing it (from this or another build tree); wait for it "
+                         "to finish or stop it, then run again\n")
+        pin = subprocess.run([TUNER, "record", "set", "--manifest", str(manifest2), "--bucket",
+                              BUCKET, "--config", block(64)], capture_output=True, text=True)
+        self.assertEqual(pin.returncode, 2, pin.stderr)
+        self.assertEqual(pin.stderr, f"tuner record set: error: saxpy.json: {holder}: wait for "
+                                     "the tune that writes it\n")
+        out, err = first.communicate(timeout=120)
+        self.assertEqual(first.returncode, 0, err)
+        self.assertFalse(lock.exists())
+        written = self.record.read_bytes()
+        for m in (self.manifest, manifest2):  # one source tree: the record is fresh for both
+            v = subprocess.run([TUNER, "verify", "--manifest", str(m)], capture_output=True,
+                               text=True)
+            self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+        # Once the first is done, the other tree may tune: its record is whole too.
+        r = self.tuner_run(manifest=manifest2, env=self.env(FAKE_TAME=1))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(self.record.read_text())["entries"],
+                         json.loads(written)["entries"])
+
+    def test_sigterm_to_tuner_run_alone_stops_the_runner_and_leaves_the_record(self):
+        self.record.write_text("old record\n")
+        p = subprocess.Popen([TUNER, "run", "--manifest", str(self.manifest), "--timeout", "60"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=self.env(FAKE_HANG_ALL=1))
+        deadline = time.time() + 30
+        while time.time() < deadline and not any(l.startswith("measure ")
+                                                 for l in self.side_lines()):
+            time.sleep(0.02)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 143, err)
+        self.assertEqual(out, "")
+        self.assertEqual(err.splitlines()[-2:], [
+            f"{BUCKET}: interrupted; the log keeps every finished trial",
+            "tuner run: interrupted; no record written (run again to resume)"])
+        self.assertEqual(self.record.read_text(), "old record\n")
+        self.assertFalse(Path(str(self.record) + ".lock").exists())
+        self.assertEqual(self.trials(), [])  # the candidate in flight was abandoned
+        for pid in [int(l.split()[1]) for l in self.side_lines() if l.startswith("start ")]:
+            with self.assertRaises(ProcessLookupError):
+                os.kill(pid, 0)
 
 
 if __name__ == "__main__":

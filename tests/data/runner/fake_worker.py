@@ -8,7 +8,8 @@
   any other   measured, median 1000 / BLOCK ms (so larger is faster)
 
 In the bucket named by FAKE_BROKEN_BUCKET every candidate is invalid ('check failed'). With
-FAKE_HANG_ALL set every measure request hangs. Each start appends 'start <pid>' to FAKE_SIDE,
+FAKE_HANG_ALL set every measure request hangs; with FAKE_TAME set none misbehaves (BLOCK=128,
+256 and 1024 are measured too); FAKE_SLEEP=<s> makes each measure take that long. Each start appends 'start <pid>' to FAKE_SIDE,
 each request 'measure <config id>' or 'runoff <incumbent> <challenger>'.
 """
 import json
@@ -38,6 +39,7 @@ def config_id(params):
 
 
 note(f"start {os.getpid()}")
+note(f"bucket {bucket}")
 if "--arch" not in args:
     args.append("--arch")
 if "--worker" not in args or args[args.index("--arch") + 1:][:1] != ["sm_90"]:
@@ -53,6 +55,10 @@ for line in sys.stdin:
         block = params["BLOCK"]
         if os.environ.get("FAKE_HANG_ALL"):
             time.sleep(3600)
+        if os.environ.get("FAKE_SLEEP"):
+            time.sleep(float(os.environ["FAKE_SLEEP"]))
+        if os.environ.get("FAKE_TAME") and block in (128, 256, 1024):
+            block = 1  # measured like any other, below
         if bucket == os.environ.get("FAKE_BROKEN_BUCKET"):
             answer({"state": "invalid", "reason": "check failed"})
         elif block == 128:
@@ -65,7 +71,7 @@ for line in sys.stdin:
             sys.stdout.write("nonsense\n")
             sys.stdout.flush()
         else:
-            median = 1000.0 / block
+            median = 1000.0 / params["BLOCK"]
             answer({"state": "measured", "median_ms": median, "min_ms": median * 0.95,
                     "reps": 50, "batched": False, "warnings": [], "device": "Fake GPU"})
     elif req["op"] == "runoff":
