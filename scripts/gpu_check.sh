@@ -100,22 +100,26 @@ if [[ -d "$build" ]]; then
   fi
 fi
 
-# Issue 8: the tune end to end (tests/gpu/tune_e2e_test.py: a consumer project with a HARNESS
-# tuned by `cmake --build build --target tune`, its record verified, a second tune a no-op, a
-# SIGINT mid-way resumed without re-measuring) and the runoff benchmark (bench/runoff).
-t0=$(date +%s)
-if [[ -f "$build/tests/gpu/CTestTestfile.cmake" ]]; then
-  if TUNE_GPU_E2E=1 timeout 420 ctest --test-dir "$build" -R '^gpu[.]TuneEndToEnd$' -V \
-      > "$out/tune_e2e.log" 2>&1 && grep -q '100% tests passed' "$out/tune_e2e.log"; then
-    note "tune end to end" ok "$(seconds "$t0") s"
+# The tune end to end (tests/gpu/tune_e2e_test.py: a consumer project with a HARNESS tuned by
+# `cmake --build build --target tune`, its record verified, a second tune a no-op, a SIGINT
+# mid-way resumed without re-measuring), faulting candidates (tests/gpu/tune_faults_test.py: an
+# unmapped write, a spin and a trap among good candidates; SIGTERM mid-spin) and the runoff
+# benchmark (bench/runoff).
+for t in TuneEndToEnd TuneFaults; do
+  t0=$(date +%s)
+  if [[ -f "$build/tests/gpu/CTestTestfile.cmake" ]]; then
+    if TUNE_GPU_E2E=1 timeout 420 ctest --test-dir "$build" -R "^gpu[.]$t\$" -V \
+        > "$out/$t.log" 2>&1 && grep -q '100% tests passed' "$out/$t.log"; then
+      note "gpu.$t" ok "$(seconds "$t0") s"
+    else
+      note "gpu.$t" FAIL "see $t.log"
+      sed -E 's/^[0-9]+: //' "$out/$t.log" | grep -E -A8 '^(FAIL|ERROR):' | head -40
+    fi
+    sed -nE 's/^[0-9]+: (tune_(e2e|faults): .*)/\1/p' "$out/$t.log"
   else
-    note "tune end to end" FAIL "see tune_e2e.log"
-    sed -E 's/^[0-9]+: //' "$out/tune_e2e.log" | grep -E -A8 '^(FAIL|ERROR):' | head -40
+    note "gpu.$t" SKIP "not configured"
   fi
-  sed -nE 's/^[0-9]+: (tune_e2e: .*)/\1/p' "$out/tune_e2e.log"
-else
-  note "tune end to end" SKIP "not configured"
-fi
+done
 t0=$(date +%s)
 if [[ -x "$build/bench/runoff/bench_runoff" ]]; then
   if timeout 240 "$build/bench/runoff/bench_runoff" --device "$device" --runs 20 \
