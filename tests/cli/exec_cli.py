@@ -7,7 +7,6 @@ on purpose (a crash, an error exit, an unreadable answer). Every run of it appen
 side file, so the tests count exactly what was measured. The space, tests/data/exec/tile.toml,
 has 8 configs after pruning and one incumbent, BM=64,BN=64.
 """
-import argparse
 import json
 import os
 import shutil
@@ -19,14 +18,10 @@ import time
 import unittest
 from pathlib import Path
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--tuner", required=True)
-parser.add_argument("--data", required=True)
-parser.add_argument("--work", required=True)
-ARGS, _ = parser.parse_known_args()
-TUNER = os.path.abspath(ARGS.tuner)
-DATA = Path(ARGS.data).resolve() / "exec"
-WORK = Path(ARGS.work).resolve()
+import clitest
+
+TUNER, DATA_ROOT, WORK = clitest.paths()
+DATA = DATA_ROOT / "exec"
 SPACE = DATA / "tile.toml"
 OTHER = DATA / "other.toml"
 OBJECTIVE = DATA / "objective.sh"

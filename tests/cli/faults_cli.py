@@ -9,7 +9,6 @@ The objective is tests/data/exec/objective.sh (see exec_cli.py): 8 configs, 5 of
 best BM=64,BN=128. Invalid trials are retried by every run by design (DESIGN.md), so the
 "measured again" checks are about valid ones.
 """
-import argparse
 import json
 import os
 import random
@@ -19,16 +18,11 @@ import subprocess
 import sys
 import time
 import unittest
-from pathlib import Path
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--tuner", required=True)
-parser.add_argument("--data", required=True)
-parser.add_argument("--work", required=True)
-ARGS, _ = parser.parse_known_args()
-TUNER = os.path.abspath(ARGS.tuner)
-DATA = Path(ARGS.data).resolve() / "exec"
-WORK = Path(ARGS.work).resolve()
+import clitest
+
+TUNER, DATA_ROOT, WORK = clitest.paths()
+DATA = DATA_ROOT / "exec"
 SPACE = DATA / "tile.toml"
 OBJECTIVE = DATA / "objective.sh"
 BUCKET = "m<=512"

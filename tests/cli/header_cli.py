@@ -7,24 +7,17 @@ directory, writes its manifest by hand as tune_add_kernel would (sm_80 and sm_90
 records with `tuner record set`, generates the header and compiles tests/data/header/check.cpp
 against it with the host C++ compiler. Only nvcc --version runs; nothing is compiled for a GPU.
 """
-import argparse
 import datetime
 import json
-import os
 import shutil
 import subprocess
 import sys
 import unittest
-from pathlib import Path
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--tuner", required=True)
-parser.add_argument("--data", required=True)
-parser.add_argument("--work", required=True)
-ARGS, _ = parser.parse_known_args()
-TUNER = os.path.abspath(ARGS.tuner)
-DATA = Path(ARGS.data).resolve() / "header"
-WORK = Path(ARGS.work).resolve()
+import clitest
+
+TUNER, DATA_ROOT, WORK = clitest.paths()
+DATA = DATA_ROOT / "header"
 NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 CXX = shutil.which("c++") or shutil.which("g++")
 

@@ -8,24 +8,17 @@ large ones are generated into the work directory. The limits are those of
 tuner/core/input_limits.hpp: a space file <= 1 MiB, a record or manifest <= 16 MiB, a log line
 <= 1 MiB, JSON nesting <= 64 levels, expressions <= 128 levels.
 """
-import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
 import unittest
-from pathlib import Path
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--tuner", required=True)
-parser.add_argument("--data", required=True)
-parser.add_argument("--work", required=True)
-ARGS, _ = parser.parse_known_args()
-TUNER = os.path.abspath(ARGS.tuner)
-DATA = Path(ARGS.data).resolve()
+import clitest
+
+TUNER, DATA, WORK = clitest.paths()
 HOSTILE = DATA / "hostile"
-WORK = Path(ARGS.work).resolve()
 NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 HUGE = 100 * 1024 * 1024
 DEEP = 100000

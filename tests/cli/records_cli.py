@@ -7,7 +7,6 @@ records with `tuner record set`. Only `nvcc --version` and `ptxas --version` run
 compiled. Golden outputs live in tests/data/records/golden with volatile parts masked: the
 project directory, the toolchain, SHA-256 digests, shortened keys, the machine and the date.
 """
-import argparse
 import datetime
 import json
 import os
@@ -19,14 +18,10 @@ import sys
 import unittest
 from pathlib import Path
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--tuner", required=True)
-parser.add_argument("--data", required=True)
-parser.add_argument("--work", required=True)
-ARGS, _ = parser.parse_known_args()
-TUNER = os.path.abspath(ARGS.tuner)
-DATA = Path(ARGS.data).resolve() / "records"
-WORK = Path(ARGS.work).resolve()
+import clitest
+
+TUNER, DATA_ROOT, WORK = clitest.paths()
+DATA = DATA_ROOT / "records"
 NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 UPDATE_GOLDEN = os.environ.get("TUNE_UPDATE_GOLDEN") == "1"
 

@@ -8,7 +8,6 @@ tests/data/runner/fake_worker.py, which crashes, hangs and answers nonsense on c
 candidates. The kernel cache is written by the test: BLOCK=32 has no entry ("not compiled"),
 BLOCK=2048 a failed one, every other candidate an ok entry with a dummy cubin.
 """
-import argparse
 import hashlib
 import json
 import os
@@ -21,14 +20,10 @@ import time
 import unittest
 from pathlib import Path
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--tuner", required=True)
-parser.add_argument("--data", required=True)
-parser.add_argument("--work", required=True)
-ARGS, _ = parser.parse_known_args()
-TUNER = os.path.abspath(ARGS.tuner)
-DATA = Path(ARGS.data).resolve() / "runner"
-WORK = Path(ARGS.work).resolve()
+import clitest
+
+TUNER, DATA_ROOT, WORK = clitest.paths()
+DATA = DATA_ROOT / "runner"
 RUNNER = os.environ.get("TUNE_TEST_RUNNER", "")
 NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 WORKER_CMD = f"{sys.executable} {DATA / 'fake_worker.py'}"

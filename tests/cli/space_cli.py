@@ -9,24 +9,17 @@
   and each bucket's pruned-space hash recomputed as the reference's FNV-1a.
 - --bucket, an unknown bucket, a missing file and bad usage.
 """
-import argparse
 import json
 import os
 import re
 import subprocess
 import sys
 import unittest
-from pathlib import Path
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--tuner", required=True)
-parser.add_argument("--data", required=True)
-parser.add_argument("--work", required=True)
-ARGS, _ = parser.parse_known_args()
-TUNER = os.path.abspath(ARGS.tuner)
-DATA = Path(ARGS.data).resolve()
+import clitest
+
+TUNER, DATA, WORK = clitest.paths()
 SPACES = DATA / "spaces"
-WORK = Path(ARGS.work).resolve()
 UPDATE_GOLDEN = os.environ.get("TUNE_UPDATE_GOLDEN") == "1"
 
 
