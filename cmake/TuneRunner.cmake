@@ -3,8 +3,9 @@
 # sources. `tuner run` and the tune.<name> target run it; the manifest names it.
 include_guard(GLOBAL)
 
-# _tune_add_runner(<name> <out-json> <harness>...): with harness sources and the tune_runner
-# library in this build (tune added with add_subdirectory, or this repository itself), adds the
+# _tune_add_runner(<name> <out-json> <harness>...): with harness sources and the tune::runner
+# library (built here when tune is added with add_subdirectory or is this repository, imported
+# from the installed package after find_package(Tune)), adds the
 # executable `<name>.runner` and sets <out-json> to its path as a JSON string (a generator
 # expression, for the manifest's file(GENERATE)). Otherwise <out-json> is `null`: the kernel can
 # be warmed and verified, and `tuner run` says it has no runner.
@@ -14,9 +15,9 @@ function(_tune_add_runner name out)
     set(${out} "null" PARENT_SCOPE)
     return()
   endif()
-  if(NOT TARGET tune_runner)
-    message(STATUS "tune: ${name}: no runner: the tune_runner library is not part of this build "
-      "(add tune with add_subdirectory to build one)")
+  if(NOT TARGET tune::runner)
+    message(STATUS "tune: ${name}: no runner: the tune::runner library is not part of this "
+      "build (add tune with add_subdirectory, or find_package(Tune), to build one)")
     set(${out} "null" PARENT_SCOPE)
     return()
   endif()

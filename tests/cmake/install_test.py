@@ -3,7 +3,7 @@
 prefix, then a consumer (tests/cmake/installed) that finds tune with find_package(Tune CONFIG)
 and CMAKE_PREFIX_PATH, declares a kernel, warms its one candidate, generates its winners header
 and links tune::core, all with the installed tuner and without tune's sources.
-The steps build on each other, so they run in order: test_1 ... test_4.
+The steps build on each other, so they run in order: test_1 ... test_5.
 """
 
 import json
@@ -63,7 +63,17 @@ class InstallTest(unittest.TestCase):
         self.assertEqual(len(entries), 1)
         self.assertEqual(json.loads(entries[0].read_text())["status"], "ok")
 
-    def test_4_the_header_and_the_library_work_from_the_prefix(self):
+    def test_4_the_runner_links_the_installed_tune_runner(self):
+        b = run([consumer.ARGS.cmake, "--build", self.build, "--target", "copy.runner"])
+        self.assertEqual(b.rc, 0, b)
+        runner = self.build / "tune" / "copy" / "copy.runner"
+        m = json.loads((self.build / "tune" / "copy" / "manifest.json").read_text())
+        self.assertEqual(m["runner"], str(runner))
+        h = run([runner, "--help"])
+        self.assertEqual(h.rc, 0, h)
+        self.assertIn("measures one bucket of a tunable kernel on the GPU", h.stdout)
+
+    def test_5_the_header_and_the_library_work_from_the_prefix(self):
         b = run([consumer.ARGS.cmake, "--build", self.build, "--target", "show_winner",
                  "config_id"])
         self.assertEqual(b.rc, 0, b)

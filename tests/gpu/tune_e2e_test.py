@@ -5,14 +5,9 @@ tune`. Checks: the record is written and verifies (ctest -L records), a candidat
 wrong results (SKIP=1) is invalid and never wins, a second tune is a no-op, and a `tuner run`
 interrupted with SIGINT mid-way and resumed measures no completed trial again.
 
-Arguments: --tune-source <repo> --cmake <cmake> --tuner <tuner> --work <dir> --arch <sm_XX>
-[--tomlpp <TOML++ include dir>]. Prints `tune_e2e: ...` lines that gpu_check.sh collects.
-
-It builds tune inside the consumer project and takes minutes, so it runs only with
-TUNE_GPU_E2E=1 (scripts/gpu_check.sh sets it and runs it on its own, with its own bound);
-otherwise it exits 77, which ctest reports as skipped.
+Arguments and the TUNE_GPU_E2E gate: gpu_consumer.py. Prints `tune_e2e: ...` lines that
+gpu_check.sh collects.
 """
-import argparse
 import json
 import os
 import shutil
@@ -21,50 +16,16 @@ import subprocess
 import sys
 import time
 import unittest
-from pathlib import Path
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--tune-source", required=True, type=Path)
-parser.add_argument("--cmake", default="cmake")
-parser.add_argument("--tuner", required=True, type=Path)
-parser.add_argument("--work", required=True, type=Path)
-parser.add_argument("--arch", required=True)
-parser.add_argument("--tomlpp", default="")
-ARGS, _ = parser.parse_known_args()
-HERE = Path(__file__).resolve().parent
-if not os.environ.get("TUNE_GPU_E2E"):
-    print("tune_e2e: skipped: set TUNE_GPU_E2E=1 to run it (scripts/gpu_check.sh does)")
-    sys.exit(77)
+from gpu_consumer import ARGS, configure, logged, run, skip_unless_enabled
 
-
-def run(cmd, **kw):
-    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
-
-
-def logged(path):
-    """The trials of a log (its header left out)."""
-    lines = path.read_text().splitlines() if path.exists() else []
-    return [json.loads(l) for l in lines[1:] if l.strip()]
+skip_unless_enabled("tune_e2e")
 
 
 class TuneEndToEnd(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.root = ARGS.work / "project"
-        shutil.rmtree(ARGS.work, ignore_errors=True)
-        cls.src = cls.root / "src"
-        cls.build = cls.root / "build"
-        shutil.copytree(HERE / "tune_e2e", cls.src)
-        cls.env = dict(os.environ)
-        cls.env.pop("TUNE_CACHE_DIR", None)
-        cmd = [ARGS.cmake, "-S", cls.src, "-B", cls.build, "-G", "Ninja",
-               f"-DTUNE_SOURCE_DIR={ARGS.tune_source}", f"-DTUNE_TUNER_EXECUTABLE={ARGS.tuner}",
-               f"-DTUNE_ARCH={ARGS.arch}", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
-               "-DTUNE_ENABLE_WERROR=OFF"]
-        if ARGS.tomlpp:
-            cmd.append(f"-DTUNE_TOMLPP_INCLUDE_DIR={ARGS.tomlpp}")
-        r = run(cmd, env=cls.env)
-        assert r.returncode == 0, r.stdout + r.stderr
+        cls.src, cls.build, cls.env = configure("tune_e2e")
         cls.manifest = cls.build / "tune" / "axpy" / "manifest.json"
         cls.logdir = cls.build / "tune" / "axpy" / ARGS.arch
         cls.record = cls.src / "records" / "axpy.json"

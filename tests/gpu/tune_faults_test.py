@@ -12,12 +12,9 @@ flight: it stops within seconds with 143, the candidate is abandoned (not logged
 whole, the committed record is untouched, no worker is left; run again, it resumes, measures
 no completed trial again and writes the same winner.
 
-Arguments as tune_e2e_test.py. Runs only with TUNE_GPU_E2E=1 (it builds tune inside the
-consumer project); otherwise it exits 77 (skipped).
+Arguments and the TUNE_GPU_E2E gate: gpu_consumer.py.
 """
-import argparse
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -26,31 +23,12 @@ import time
 import unittest
 from pathlib import Path
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--tune-source", required=True, type=Path)
-parser.add_argument("--cmake", default="cmake")
-parser.add_argument("--tuner", required=True, type=Path)
-parser.add_argument("--work", required=True, type=Path)
-parser.add_argument("--arch", required=True)
-parser.add_argument("--tomlpp", default="")
-ARGS, _ = parser.parse_known_args()
-HERE = Path(__file__).resolve().parent
-if not os.environ.get("TUNE_GPU_E2E"):
-    print("tune_faults: skipped: set TUNE_GPU_E2E=1 to run it (scripts/gpu_check.sh does)")
-    sys.exit(77)
+from gpu_consumer import ARGS, configure, logged, run, skip_unless_enabled
+
+skip_unless_enabled("tune_faults")
 
 GOOD = ["VARIANT=0", "VARIANT=4", "VARIANT=5"]
 TIMEOUT_S = 5  # faulty.toml's [search] timeout_s
-
-
-def run(cmd, **kw):
-    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
-
-
-def logged(path):
-    """The trials of a log (its header left out); every line must parse."""
-    lines = path.read_text().splitlines() if path.exists() else []
-    return [json.loads(l) for l in lines[1:]]
 
 
 def workers_of(manifest):
@@ -71,22 +49,7 @@ def workers_of(manifest):
 class TuneFaults(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.root = ARGS.work / "project"
-        shutil.rmtree(ARGS.work, ignore_errors=True)
-        cls.src = cls.root / "src"
-        cls.build = cls.root / "build"
-        shutil.copytree(HERE / "tune_faults", cls.src)
-        cls.env = dict(os.environ)
-        cls.env.pop("TUNE_CACHE_DIR", None)
-        cls.env.pop("TUNE_FAULT_INJECT", None)
-        cmd = [ARGS.cmake, "-S", cls.src, "-B", cls.build, "-G", "Ninja",
-               f"-DTUNE_SOURCE_DIR={ARGS.tune_source}", f"-DTUNE_TUNER_EXECUTABLE={ARGS.tuner}",
-               f"-DTUNE_ARCH={ARGS.arch}", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
-               "-DTUNE_ENABLE_WERROR=OFF"]
-        if ARGS.tomlpp:
-            cmd.append(f"-DTUNE_TOMLPP_INCLUDE_DIR={ARGS.tomlpp}")
-        r = run(cmd, env=cls.env)
-        assert r.returncode == 0, r.stdout + r.stderr
+        cls.src, cls.build, cls.env = configure("tune_faults")
         cls.manifest = cls.build / "tune" / "faulty" / "manifest.json"
         cls.logdir = cls.build / "tune" / "faulty" / ARGS.arch
         cls.log = cls.logdir / "all.trials.jsonl"

@@ -103,8 +103,8 @@ int run_tune(const TuneOptions& opt) {
   if (!manifest.runner) {
     fmt::print(stderr,
                "{}: error: cannot tune '{}' for {}: this build has no runner for its harness (the "
-               "tune_runner library is built when tune is added with add_subdirectory); pin a "
-               "config per bucket with 'tuner record set'\n",
+               "tune::runner library comes with add_subdirectory(tune) or find_package(Tune)); "
+               "pin a config per bucket with 'tuner record set'\n",
                target, manifest.kernel, stale_list);
     return exit_environment;
   }
