@@ -37,6 +37,17 @@ TEST(ConfigTest, JsonRoundTrip) {
   EXPECT_THROW(nlohmann::json::parse(R"({"A":1.5})").get<Config>(), nlohmann::json::exception);
 }
 
+TEST(ConfigTest, JsonIntegersBeyondInt64AreRefusedNotWrapped) {
+  EXPECT_EQ(nlohmann::json::parse(R"({"A":9223372036854775807})").get<Config>().id(),
+            "A=9223372036854775807");
+  EXPECT_EQ(nlohmann::json::parse(R"({"A":-9223372036854775808})").get<Config>().id(),
+            "A=-9223372036854775808");
+  EXPECT_THROW(nlohmann::json::parse(R"({"A":9223372036854775808})").get<Config>(),
+               nlohmann::json::out_of_range);
+  EXPECT_THROW(nlohmann::json::parse(R"({"A":18446744073709551615})").get<Config>(),
+               nlohmann::json::out_of_range);
+}
+
 TEST(ConfigTest, Accessors) {
   Config c{{"BM", 64}, {"LAYOUT", "col"}};
   EXPECT_EQ(c.int_param("BM"), 64);

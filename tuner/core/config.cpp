@@ -1,5 +1,8 @@
 #include <tuner/core/config.hpp>
 
+#include <cstdint>
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 namespace tune {
@@ -21,6 +24,10 @@ void to_json(nlohmann::json& j, const ParamValue& v) {
 }
 
 void from_json(const nlohmann::json& j, ParamValue& v) {
+  // nlohmann keeps integers above int64's range as unsigned: those do not fit a param value.
+  if (j.is_number_unsigned() &&
+      j.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    throw nlohmann::json::out_of_range::create(406, "param value is beyond the 64-bit range", &j);
   if (j.is_number_integer())
     v = ParamValue(j.get<std::int64_t>());
   else if (j.is_string())
