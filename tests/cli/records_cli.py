@@ -413,8 +413,8 @@ class RecordsCli(unittest.TestCase):
                                       nvcc=str(self.top / "no-cuda" / "bin" / "nvcc"))
         r = self.verify(manifest=no_nvcc)
         self.assertEqual((r.returncode, r.stdout), (3, ""))
-        self.assertEqual(r.stderr, f"tuner: error: cannot run '{self.top}/no-cuda/bin/nvcc "
-                                   "--version': No such file or directory\n")
+        self.assertEqual(r.stderr, f"tuner: error: cannot run '{self.top}/no-cuda/bin/nvcc': "
+                                   "No such file or directory\n")
         # `record set` never overwrites another kernel's record.
         shutil.copy(self.root / "records" / "gemv.sm_90.json", self.record)
         before = self.record.read_bytes()

@@ -2,20 +2,13 @@
 // bucket it runs a command (an argument vector, no shell) with the config in its environment
 // and reads the time (or, with --maximize, the score) from the last line of its standard
 // output. The search itself (log, resume, incumbents, budget) is the Autotuner's.
-#include <cerrno>
-#include <cmath>
 #include <csignal>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/core.h>
@@ -24,6 +17,7 @@
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/autotuner.hpp>
 #include <tuner/core/space.hpp>
+#include <tuner/core/subprocess.hpp>
 
 extern char** environ;
 
@@ -81,11 +75,6 @@ std::string last_line(std::string_view text) {
     end = start;
   }
   return {};
-}
-
-std::string signal_name(int sig) {
-  if (const char* abbrev = sigabbrev_np(sig)) return std::string("SIG") + abbrev;
-  return std::to_string(sig);
 }
 
 // "1.5" -> 1.5; nullopt unless the whole text is one number.
@@ -183,114 +172,24 @@ class CommandObjective : public Objective {
     return env;
   }
 
-  Trial run(const std::vector<std::string>& env) {
-    int out[2];
-    int err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) throw error(fmt::format("pipe: {}", std::strerror(errno)));
-    if (::pipe2(err, O_CLOEXEC) != 0) {
-      ::close(out[0]);
-      ::close(out[1]);
-      throw error(fmt::format("pipe: {}", std::strerror(errno)));
-    }
-    std::vector<char*> argv;
-    for (const auto& a : command_)
-      argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    for (const auto& e : env)
-      envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
+  Trial run(std::vector<std::string> env) {
+    CaptureOptions options;
+    options.env = std::move(env);
+    options.timeout_s = timeout_s_;
+    options.keep_bytes = max_kept_output;
+    options.stop = [] { return stop_signal != 0; };
+    const Captured c = run_captured(command_, options);
+    if (c.stopped) throw Interrupted{stop_signal};
 
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid < 0) throw error(fmt::format("fork: {}", std::strerror(errno)));
-    if (pid == 0) exec_child(argv.data(), envp.data(), out[1], err[1], parent);
-    // Its own process group, so that a timeout kills whatever it started as well.
-    ::setpgid(pid, pid);
-    ::close(out[1]);
-    ::close(err[1]);
-
-    std::string stdout_text;
-    std::string stderr_text;
-    int status = 0;
-    bool reaped = false;
-    bool timed_out = false;
-    const auto start = std::chrono::steady_clock::now();
-    pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-    std::string* sinks[2] = {&stdout_text, &stderr_text};
-    int open_fds = 2;
-    while (open_fds > 0) {
-      int wait_ms = 100;
-      if (timeout_s_) {
-        std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-        double left = *timeout_s_ - elapsed.count();
-        if (left <= 0) {
-          timed_out = true;
-          break;
-        }
-        wait_ms = std::min(wait_ms, static_cast<int>(std::ceil(left * 1000)));
-      }
-      if (stop_signal != 0) break;
-      int n = ::poll(fds, 2, wait_ms);
-      if (n < 0 && errno != EINTR) throw error(fmt::format("poll: {}", std::strerror(errno)));
-      for (int i = 0; i < 2; ++i) {
-        if (fds[i].fd < 0 || n <= 0 || fds[i].revents == 0) continue;
-        char buf[8192];
-        ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
-        if (got > 0) {
-          sinks[i]->append(buf, static_cast<std::size_t>(got));
-          if (sinks[i]->size() > 2 * max_kept_output)
-            sinks[i]->erase(0, sinks[i]->size() - max_kept_output);
-        } else if (got == 0 || errno != EINTR) {
-          ::close(fds[i].fd);
-          fds[i].fd = -1;
-          --open_fds;
-        }
-      }
-      // A process it left in the background may keep the pipes open: stop at its exit.
-      if (!reaped && ::waitpid(pid, &status, WNOHANG) == pid) reaped = true;
-      if (reaped && n == 0) break;
-    }
-    if (timed_out || stop_signal != 0) ::kill(-pid, SIGKILL);
-    if (!reaped) {
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-    }
-    for (auto& f : fds)
-      if (f.fd >= 0) ::close(f.fd);
-    if (stop_signal != 0) throw Interrupted{stop_signal};
-
-    const std::string detail = shorten(last_line(stderr_text));
+    const std::string detail = shorten(last_line(c.err));
     const std::string suffix = detail.empty() ? "" : ": " + detail;
-    if (timed_out) return Trial::invalid(fmt::format("timed out after {} s", *timeout_s_));
-    if (WIFSIGNALED(status))
+    if (c.timed_out) return Trial::invalid(fmt::format("timed out after {} s", *timeout_s_));
+    if (c.status.signaled)
       return Trial::invalid(
-          fmt::format("killed by signal {}{}", signal_name(WTERMSIG(status)), suffix));
-    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-      return Trial::invalid(fmt::format("exit status {}{}", WEXITSTATUS(status), suffix));
-    return read_answer(last_line(stdout_text));
-  }
-
-  [[noreturn]] static void exec_child(char** argv, char** envp, int out, int err, pid_t parent) {
-    ::setpgid(0, 0);
-#ifdef __linux__
-    // Dies with the tuner, even when the tuner is killed with SIGKILL.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-#endif
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execvpe(argv[0], argv, envp);
-    std::string msg =
-        fmt::format("tuner exec: cannot run '{}': {}\n", argv[0], std::strerror(errno));
-    if (::write(2, msg.data(), msg.size()) < 0) {
-    }
-    ::_exit(127);
+          fmt::format("killed by signal {}{}", signal_name(c.status.signal), suffix));
+    if (c.status.code != 0)
+      return Trial::invalid(fmt::format("exit status {}{}", c.status.code, suffix));
+    return read_answer(last_line(c.out));
   }
 
   std::vector<Config> configs_;

@@ -19,6 +19,7 @@
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/hash.hpp>
 #include <tuner/core/result.hpp>
+#include <tuner/core/subprocess.hpp>
 
 extern char** environ;
 
@@ -287,49 +288,13 @@ void append_compile_log(const fs::path& log, std::string_view key, std::string_v
 
 ProcessResult run_process(const std::vector<std::string>& argv) {
   if (argv.empty()) throw error("run_process: empty argument vector");
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
-    throw error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const std::string& a : argv)
-    args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(pipe_fds[1]);
-  if (rc != 0) {
-    ::close(pipe_fds[0]);
-    throw error(fmt::format("cannot run '{}': {}", argv[0], std::strerror(rc)));
-  }
+  CaptureOptions options;
+  options.merge_stderr = true;
+  Captured c = run_captured(argv, options);
   ProcessResult result;
-  std::array<char, 65536> buf;
-  for (;;) {
-    const ssize_t n = ::read(pipe_fds[0], buf.data(), buf.size());
-    if (n > 0) {
-      result.output.append(buf.data(), static_cast<std::size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  ::close(pipe_fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR)
-      throw error(fmt::format("waiting for '{}': {}", argv[0], std::strerror(errno)));
-  }
-  if (WIFSIGNALED(status)) {
-    result.signaled = true;
-    result.exit_status = 128 + WTERMSIG(status);
-  } else {
-    result.exit_status = WEXITSTATUS(status);
-  }
+  result.output = std::move(c.out);
+  result.signaled = c.status.signaled;
+  result.exit_status = c.status.signaled ? 128 + c.status.signal : c.status.code;
   return result;
 }
 

@@ -146,7 +146,8 @@ struct ProcessResult {
 };
 
 /// Runs `argv` (argv[0] is looked up in PATH when it has no slash) without a shell and waits
-/// for it. Throws tune::error naming the program when it cannot be started.
+/// for it (run_captured, tuner/core/subprocess.hpp). A program that cannot be executed exits
+/// 127 with `cannot run '<program>': <reason>` as its output.
 ProcessResult run_process(const std::vector<std::string>& argv);
 
 /// One candidate to compile into the cache.

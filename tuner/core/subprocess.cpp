@@ -32,32 +32,8 @@ void close_fd(int& fd) {
 }  // namespace
 
 std::string signal_name(int signal) {
-  switch (signal) {
-    case SIGSEGV:
-      return "SIGSEGV";
-    case SIGABRT:
-      return "SIGABRT";
-    case SIGBUS:
-      return "SIGBUS";
-    case SIGFPE:
-      return "SIGFPE";
-    case SIGILL:
-      return "SIGILL";
-    case SIGKILL:
-      return "SIGKILL";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGINT:
-      return "SIGINT";
-    case SIGPIPE:
-      return "SIGPIPE";
-    case SIGTRAP:
-      return "SIGTRAP";
-    case SIGHUP:
-      return "SIGHUP";
-    default:
-      return fmt::format("signal {}", signal);
-  }
+  if (const char* abbrev = ::sigabbrev_np(signal)) return std::string("SIG") + abbrev;
+  return fmt::format("signal {}", signal);
 }
 
 std::string ExitStatus::describe() const {
@@ -65,7 +41,29 @@ std::string ExitStatus::describe() const {
   return fmt::format("exit status {}", code);
 }
 
-Subprocess::Subprocess(std::vector<std::string> argv, std::vector<std::string> extra_env) {
+namespace {
+
+// This process's environment with `extra` (`NAME=value`) replacing or adding variables.
+std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  auto name_of = [](std::string_view var) { return var.substr(0, var.find('=')); };
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view var(*e);
+    bool replaced = false;
+    for (const std::string& x : extra)
+      replaced = replaced || name_of(x) == name_of(var);
+    if (!replaced) env.emplace_back(var);
+  }
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+}  // namespace
+
+Subprocess::Subprocess(std::vector<std::string> argv, std::vector<std::string> extra_env)
+    : Subprocess(std::move(argv), SpawnOptions{environment_with(extra_env), false}) {}
+
+Subprocess::Subprocess(std::vector<std::string> argv, const SpawnOptions& options) {
   if (argv.empty()) throw error("subprocess: empty command");
   int in[2], out[2], err[2];
   if (::pipe2(in, O_CLOEXEC) != 0) throw error(fmt::format("pipe: {}", std::strerror(errno)));
@@ -81,15 +79,19 @@ Subprocess::Subprocess(std::vector<std::string> argv, std::vector<std::string> e
   for (auto& a : argv)
     args.push_back(a.data());
   args.push_back(nullptr);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; e && *e; ++e)
-    env_strings.emplace_back(*e);
-  for (auto& e : extra_env)
-    env_strings.push_back(e);
+  std::vector<std::string> env_strings = options.env ? *options.env : environment_with({});
   std::vector<char*> envp;
   for (auto& e : env_strings)
     envp.push_back(e.data());
   envp.push_back(nullptr);
+
+  // Tells the parent why exec failed (an errno), or closes on a successful exec.
+  int status_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0) {
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]})
+      ::close(fd);
+    throw error(fmt::format("pipe: {}", std::strerror(errno)));
+  }
 
   const pid_t parent = ::getpid();
   pid_ = ::fork();
@@ -102,16 +104,32 @@ Subprocess::Subprocess(std::vector<std::string> argv, std::vector<std::string> e
 #endif
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
+    ::dup2(options.merge_stderr ? out[1] : err[1], 2);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
     ::execvpe(args[0], args.data(), envp.data());
-    std::string msg = fmt::format("cannot run '{}': {}\n", args[0], std::strerror(errno));
-    if (::write(2, msg.data(), msg.size()) < 0) {
+    const int why = errno;
+    if (::write(status_pipe[1], &why, sizeof why) < 0) {
     }
     ::_exit(127);
+  }
+  ::close(status_pipe[1]);
+  int why = 0;
+  ssize_t got;
+  do {
+    got = ::read(status_pipe[0], &why, sizeof why);
+  } while (got < 0 && errno == EINTR);
+  ::close(status_pipe[0]);
+  if (got == static_cast<ssize_t>(sizeof why)) {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]})
+      ::close(fd);
+    pid_ = -1;
+    throw error(fmt::format("cannot run '{}': {}", argv[0], std::strerror(why)));
   }
   ::setpgid(pid_, pid_);
   ::close(in[0]);
@@ -245,6 +263,57 @@ std::string Subprocess::last_stderr_line() const {
     end = start - 1;
   }
   return "";
+}
+
+Captured run_captured(std::vector<std::string> argv, const CaptureOptions& options) {
+  Subprocess child(std::move(argv), options);
+  close_fd(child.in_);  // its stdin reads end of file
+  Captured c;
+  const auto start = std::chrono::steady_clock::now();
+  auto trim = [&](std::string& text) {
+    if (options.keep_bytes > 0 && text.size() > 2 * options.keep_bytes)
+      text.erase(0, text.size() - options.keep_bytes);
+  };
+  for (;;) {
+    int wait_ms = 100;
+    if (options.timeout_s) {
+      const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+      const double left = *options.timeout_s - elapsed.count();
+      if (left <= 0) {
+        c.timed_out = true;
+        break;
+      }
+      wait_ms = std::min(wait_ms, static_cast<int>(std::ceil(left * 1000)));
+    }
+    if (options.stop && options.stop()) {
+      c.stopped = true;
+      break;
+    }
+    const std::size_t before = child.out_buf_.size() + child.stderr_.size();
+    child.drain(wait_ms);
+    trim(child.out_buf_);
+    const bool quiet = child.out_buf_.size() + child.stderr_.size() == before;
+    const bool closed = child.out_ < 0 && child.err_ < 0;
+    // Something it left in the background may keep the pipes open: stop at its exit.
+    if ((quiet || closed) && !child.running()) break;
+  }
+  if (!c.timed_out && !c.stopped) {
+    // What it wrote just before it exited may still wait in the pipes.
+    for (int i = 0; i < 1024 && (child.out_ >= 0 || child.err_ >= 0); ++i) {
+      const std::size_t before = child.out_buf_.size() + child.stderr_.size();
+      child.drain(0);
+      trim(child.out_buf_);
+      if (child.out_buf_.size() + child.stderr_.size() == before) break;
+    }
+  }
+  c.status = (c.timed_out || c.stopped) ? child.kill() : child.wait();
+  // What it left running in the background ends with it (its process group).
+  ::kill(-child.pid(), SIGKILL);
+  if (options.stop && !c.stopped && !c.timed_out && options.stop()) c.stopped = true;
+  c.out = std::move(child.out_buf_);
+  trim(c.out);
+  c.err = child.stderr_;
+  return c;
 }
 
 }  // namespace tune

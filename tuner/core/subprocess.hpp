@@ -1,12 +1,15 @@
-// A long-lived child process spoken to in lines: the runner's supervisor starts its measuring
-// worker with it, sends one JSON request per line on the child's stdin and reads one JSON answer
-// per line from its stdout, with a deadline. The child runs in its own process group (a timeout
-// kills whatever it started too) and dies with its parent (PR_SET_PDEATHSIG). Its stderr is
-// collected, and the tail kept, so a death can be explained.
+// Child processes, the one way tune starts them. A Subprocess is a long-lived child spoken to in
+// lines: the runner's supervisor starts its measuring worker with it, sends one JSON request per
+// line on the child's stdin and reads one JSON answer per line from its stdout, with a deadline.
+// run_captured runs a command to its end and collects its output (`tuner exec`'s objective, nvcc
+// for the kernel cache, `nvcc --version`). Either way the child runs in its own process group (a
+// timeout kills whatever it started too) and dies with its parent (PR_SET_PDEATHSIG); its stderr
+// is collected, and the tail kept, so a death can be explained.
 #pragma once
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,12 +29,46 @@ struct ExitStatus {
 /// `SIGSEGV` for 11, `signal 77` for an unknown number.
 std::string signal_name(int signal);
 
+/// How a child is started.
+struct SpawnOptions {
+  /// Its whole environment (`NAME=value` each); unset: this process's environment.
+  std::optional<std::vector<std::string>> env;
+  /// Its stderr goes into the stdout pipe: one stream, in the order written.
+  bool merge_stderr = false;
+};
+
+/// What run_captured saw.
+struct Captured {
+  ExitStatus status;
+  bool timed_out = false;  ///< killed (with its process group) at the deadline
+  bool stopped = false;    ///< killed because `stop` asked for it
+  std::string out;         ///< standard output (and error, when merged)
+  std::string err;         ///< standard error (its tail, a few KiB)
+};
+
+struct CaptureOptions : SpawnOptions {
+  /// Killed, with its process group, after this many seconds.
+  std::optional<double> timeout_s;
+  /// Keep only the last this many bytes of the output (0: all of it).
+  std::size_t keep_bytes = 0;
+  /// Asked about every 100 ms (and when a signal interrupts the wait): true kills the child.
+  std::function<bool()> stop;
+};
+
+/// Runs `argv` (searched on PATH) to its end, its stdin at end of file, collecting its output.
+/// Stops at its exit even when something it left in the background keeps the pipes open; what
+/// it left running in its process group is killed then.
+/// Throws tune::error when it cannot be started: `cannot run '<program>': <reason>`.
+Captured run_captured(std::vector<std::string> argv, const CaptureOptions& options = {});
+
 class Subprocess {
  public:
-  /// Starts `argv` (searched on PATH) with this environment plus `extra_env` (`NAME=value`).
-  /// Throws tune::error when it cannot fork; a program that cannot be executed exits 127 with
-  /// the reason on its stderr.
+  /// Starts `argv` (searched on PATH) with this environment plus `extra_env` (`NAME=value`,
+  /// replacing a variable of the same name). Throws tune::error when it cannot be started
+  /// (`cannot run '<program>': No such file or directory`).
   explicit Subprocess(std::vector<std::string> argv, std::vector<std::string> extra_env = {});
+  /// Starts `argv` as `options` say.
+  Subprocess(std::vector<std::string> argv, const SpawnOptions& options);
   /// Kills the child's process group if it still runs, and reaps it.
   ~Subprocess();
   Subprocess(const Subprocess&) = delete;
@@ -60,6 +97,7 @@ class Subprocess {
   const std::string& stderr_tail() const noexcept { return stderr_; }
 
  private:
+  friend Captured run_captured(std::vector<std::string> argv, const CaptureOptions& options);
   void drain(int timeout_ms);
   ExitStatus reap(bool block);
 

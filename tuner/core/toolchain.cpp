@@ -8,13 +8,11 @@
 #include <system_error>
 #include <vector>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <tuner/core/manifest.hpp>
 #include <tuner/core/result.hpp>
+#include <tuner/core/subprocess.hpp>
 
 extern char** environ;
 
@@ -24,40 +22,13 @@ namespace {
 // Runs `tool --version` with stdout and stderr captured; returns the output. Throws tune::error
 // when the tool cannot be started or exits non-zero.
 std::string run_version(const std::filesystem::path& tool) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw error("cannot create a pipe: " + std::generic_category().message(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  std::string program = tool.string();
-  std::string flag = "--version";
-  std::vector<char*> argv{program.data(), flag.data(), nullptr};
-  pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    throw error("cannot run '" + program + " --version': " + std::generic_category().message(rc));
-  }
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw error("'" + program + " --version' failed: " + out);
-  return out;
+  CaptureOptions options;
+  options.merge_stderr = true;
+  Captured c = run_captured({tool.string(), "--version"}, options);
+  if (!c.status.success())
+    throw error("'" + tool.string() +
+                " --version' failed: " + (c.out.empty() ? c.status.describe() : c.out));
+  return c.out;
 }
 
 std::string tool_version(const std::filesystem::path& tool) {
