@@ -92,155 +92,6 @@ double elapsed_ms(CUevent start, CUevent end) {
   return static_cast<double>(ms);
 }
 
-}  // namespace
-
-BenchResult bench(Context& ctx, const Launch& launch, CUstream stream,
-                  const BenchOptions& options) {
-  const DriverApi& cu = driver();
-  ctx.make_current();
-  // The legacy default stream cannot be captured into a graph: use the context's own stream.
-  if (!stream) stream = ctx.stream();
-  if (options.min_reps < 1 || options.max_reps < options.min_reps) {
-    throw error(fmt::format("bench: reps must satisfy 1 <= min_reps <= max_reps, got {} and {}",
-                            options.min_reps, options.max_reps));
-  }
-  // Launches inside are recorded into their modules once, at the end (see LaunchScope).
-  detail::LaunchScope scope;
-  EventPool events;
-
-  std::size_t flush_bytes = 0;
-  const CUdeviceptr flush = options.clear_l2 ? ctx.l2_flush_buffer(&flush_bytes) : 0;
-  auto flush_l2 = [&] {
-    if (flush) {
-      TUNE_CU(cu.cuMemsetD32Async(flush, 0, flush_bytes / 4, stream));
-    }
-  };
-  // The spin kernel in front of a timed region must outlast the host's queueing of the region
-  // (a start event, the closure, an end event); it is sized from the closure's measured host
-  // time below, starting generously.
-  double spin_ms = 0.05;
-
-  // A first launch: errors surface here, before anything is timed.
-  launch(stream);
-  TUNE_CU(cu.cuStreamSynchronize(stream));
-
-  // Estimate from five flushed, individually timed launches; measure the closure's host cost.
-  constexpr int estimate_runs = 5;
-  std::vector<double> estimates;
-  double host_ms = 0;
-  {
-    std::vector<std::pair<CUevent, CUevent>> marks;
-    for (int i = 0; i < estimate_runs; ++i)
-      marks.emplace_back(events.make(), events.make());
-    for (auto& [start, end] : marks) {
-      flush_l2();
-      spin(ctx, stream, spin_ms);
-      TUNE_CU(cu.cuEventRecord(start, stream));
-      const auto t0 = std::chrono::steady_clock::now();
-      launch(stream);
-      host_ms = std::max(
-          host_ms,
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-      TUNE_CU(cu.cuEventRecord(end, stream));
-    }
-    TUNE_CU(cu.cuStreamSynchronize(stream));
-    for (auto& [start, end] : marks)
-      estimates.push_back(elapsed_ms(start, end));
-  }
-  const double estimate_ms = std::max(quantile(estimates, 0.5), 1e-4);
-  spin_ms = std::clamp(2 * host_ms + 0.01, 0.02, 2.0);
-
-  BenchResult result;
-  result.batched = options.batching == BenchOptions::Batching::always ||
-                   (options.batching == BenchOptions::Batching::automatic &&
-                    estimate_ms < options.batch_below_ms);
-  std::unique_ptr<Batch> batch;
-  if (result.batched) {
-    result.batch_size =
-        std::clamp(static_cast<int>(std::ceil(options.batch_target_ms / estimate_ms)), 2,
-                   std::max(2, options.max_batch));
-    batch = std::make_unique<Batch>(launch, stream, result.batch_size);
-  }
-  const double unit_ms = estimate_ms * result.batch_size;  // one timed unit: a launch or a batch
-  auto run_unit = [&] {
-    if (batch) {
-      batch->launch(stream);
-    } else {
-      launch(stream);
-    }
-  };
-
-  // Warm-up by time.
-  const auto warmups =
-      static_cast<long>(std::clamp(std::ceil(options.warmup_ms / unit_ms), 1.0, 1e6));
-  for (long i = 0; i < warmups; ++i)
-    run_unit();
-
-  // Timed reps.
-  result.reps = static_cast<int>(std::clamp(std::round(options.rep_ms / unit_ms),
-                                            static_cast<double>(options.min_reps),
-                                            static_cast<double>(options.max_reps)));
-  std::vector<std::pair<CUevent, CUevent>> marks;
-  for (int i = 0; i < result.reps; ++i)
-    marks.emplace_back(events.make(), events.make());
-  for (auto& [start, end] : marks) {
-    flush_l2();
-    spin(ctx, stream, spin_ms);
-    TUNE_CU(cu.cuEventRecord(start, stream));
-    run_unit();
-    TUNE_CU(cu.cuEventRecord(end, stream));
-  }
-
-  // Ask NVML while the reps run: clock reasons read on an idle GPU say only "idle".
-  detail::NvmlDevice nvml(ctx.pci_bus_id());
-  const auto reasons = nvml.clock_event_reasons();
-  const auto processes = nvml.compute_processes();
-
-  TUNE_CU(cu.cuStreamSynchronize(stream));
-  scope.flush();
-
-  for (auto& [start, end] : marks) {
-    const double ms = elapsed_ms(start, end) / result.batch_size;
-    if (!std::isfinite(ms) || ms < 0) {
-      throw error(fmt::format("bench: a rep timed {} ms, not a finite time", ms));
-    }
-    result.samples_ms.push_back(ms);
-  }
-  result.median_ms = quantile(result.samples_ms, 0.5);
-  result.min_ms = *std::min_element(result.samples_ms.begin(), result.samples_ms.end());
-  result.p10_ms = quantile(result.samples_ms, 0.1);
-  result.p90_ms = quantile(result.samples_ms, 0.9);
-
-  if (reasons) {
-    if (std::string names = detail::throttle_names(*reasons); !names.empty()) {
-      result.warnings.push_back(fmt::format("gpu throttling during the measurement: {}", names));
-    }
-  }
-  if (processes) {
-    std::vector<unsigned> others;
-    const auto self = static_cast<unsigned>(getpid());
-    for (unsigned pid : *processes) {
-      if (pid != self) others.push_back(pid);
-    }
-    if (!others.empty()) {
-      result.warnings.push_back(fmt::format("gpu busy: {} other process{} on the device (pid {})",
-                                            others.size(), others.size() == 1 ? "" : "es",
-                                            fmt::join(others, ", ")));
-    }
-  }
-  if (result.median_ms > 0) {
-    const double spread = (result.p90_ms - result.p10_ms) / result.median_ms;
-    if (spread > options.spread_warning) {
-      result.warnings.push_back(fmt::format(
-          "large spread: p10 to p90 is {:.1f}% of the median (a busy or throttling gpu?)",
-          100 * spread));
-    }
-  }
-  return result;
-}
-
-namespace {
-
 // Warnings about the device that NVML gives while work runs: throttling, other processes.
 void device_warnings(const detail::NvmlDevice& nvml, std::vector<std::string>& warnings) {
   if (const auto reasons = nvml.clock_event_reasons()) {
@@ -262,70 +113,192 @@ void device_warnings(const detail::NvmlDevice& nvml, std::vector<std::string>& w
   }
 }
 
+// What bench and bench_paired share: the stream, the events, the L2 flush and the spin in front
+// of every timed region, the estimates that size batches and reps, and reading the marks.
+class Timing {
+ public:
+  Timing(Context& ctx, CUstream stream, const BenchOptions& options)
+      : ctx_(ctx), options_(options) {
+    ctx.make_current();
+    // The legacy default stream cannot be captured into a graph: use the context's own stream.
+    stream_ = stream ? stream : ctx.stream();
+    if (options.min_reps < 1 || options.max_reps < options.min_reps) {
+      throw error(fmt::format("bench: reps must satisfy 1 <= min_reps <= max_reps, got {} and {}",
+                              options.min_reps, options.max_reps));
+    }
+    if (options.clear_l2) flush_ = ctx.l2_flush_buffer(&flush_bytes_);
+  }
+
+  CUstream stream() const noexcept { return stream_; }
+  CUevent event() { return events_.make(); }
+
+  // What goes in front of every timed region: the L2 flushed, then a spin kernel that must
+  // outlast the host's queueing of the region (a start event, the closure, an end event), so
+  // that the start event is never recorded on an idle GPU. The spin is sized from the closures'
+  // measured host time by `estimate`, starting generously.
+  void before_region() {
+    if (flush_) TUNE_CU(driver().cuMemsetD32Async(flush_, 0, flush_bytes_ / 4, stream_));
+    spin(ctx_, stream_, spin_ms_);
+  }
+
+  // One launch of each arm (errors surface here, before anything is timed), then five flushed,
+  // individually timed rounds of the arms in turn. Returns each arm's median time (at least
+  // 1e-4 ms) and sizes the spin from the arms' host cost.
+  std::vector<double> estimate(const std::vector<const Launch*>& arms) {
+    const DriverApi& cu = driver();
+    for (const Launch* arm : arms)
+      (*arm)(stream_);
+    TUNE_CU(cu.cuStreamSynchronize(stream_));
+    constexpr int runs = 5;
+    std::vector<std::pair<CUevent, CUevent>> marks;
+    for (std::size_t i = 0; i < runs * arms.size(); ++i)
+      marks.emplace_back(event(), event());
+    double host_ms = 0;
+    for (std::size_t i = 0; i < marks.size(); ++i) {
+      before_region();
+      TUNE_CU(cu.cuEventRecord(marks[i].first, stream_));
+      const auto t0 = std::chrono::steady_clock::now();
+      (*arms[i % arms.size()])(stream_);
+      host_ms = std::max(
+          host_ms,
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      TUNE_CU(cu.cuEventRecord(marks[i].second, stream_));
+    }
+    TUNE_CU(cu.cuStreamSynchronize(stream_));
+    std::vector<std::vector<double>> times(arms.size());
+    for (std::size_t i = 0; i < marks.size(); ++i)
+      times[i % arms.size()].push_back(elapsed_ms(marks[i].first, marks[i].second));
+    spin_ms_ = std::clamp(2 * host_ms + 0.01, 0.02, 2.0);
+    std::vector<double> out;
+    for (const auto& t : times)
+      out.push_back(std::max(quantile(t, 0.5), 1e-4));
+    return out;
+  }
+
+  // Whether units whose shortest launch takes `shortest_ms` are timed as CUDA graphs, and of
+  // how many launches (1 when not).
+  bool batched(double shortest_ms) const {
+    return options_.batching == BenchOptions::Batching::always ||
+           (options_.batching == BenchOptions::Batching::automatic &&
+            shortest_ms < options_.batch_below_ms);
+  }
+  int batch_size(double shortest_ms) const {
+    if (!batched(shortest_ms)) return 1;
+    return std::clamp(static_cast<int>(std::ceil(options_.batch_target_ms / shortest_ms)), 2,
+                      std::max(2, options_.max_batch));
+  }
+  // Warm-up launches for units of `unit_ms` (a round of every arm): by time, at least one.
+  long warmups(double unit_ms) const {
+    return static_cast<long>(std::clamp(std::ceil(options_.warmup_ms / unit_ms), 1.0, 1e6));
+  }
+
+  // Waits for the timed regions, asking NVML for warnings while they run (clock reasons read
+  // on an idle GPU say only "idle"), and records the launches into their modules (`scope`).
+  std::vector<std::string> finish(detail::LaunchScope& scope) {
+    std::vector<std::string> warnings;
+    detail::NvmlDevice nvml(ctx_.pci_bus_id());
+    device_warnings(nvml, warnings);
+    TUNE_CU(driver().cuStreamSynchronize(stream_));
+    scope.flush();
+    return warnings;
+  }
+
+  // A region's time per launch; a time that is not finite is an error.
+  static double per_launch(CUevent start, CUevent end, int batch_size) {
+    const double ms = elapsed_ms(start, end) / batch_size;
+    if (!std::isfinite(ms) || ms < 0) {
+      throw error(fmt::format("bench: a rep timed {} ms, not a finite time", ms));
+    }
+    return ms;
+  }
+
+ private:
+  Context& ctx_;
+  const BenchOptions& options_;
+  CUstream stream_ = nullptr;
+  EventPool events_;
+  std::size_t flush_bytes_ = 0;
+  CUdeviceptr flush_ = 0;
+  double spin_ms_ = 0.05;
+};
+
 }  // namespace
+
+BenchResult bench(Context& ctx, const Launch& launch, CUstream stream,
+                  const BenchOptions& options) {
+  const DriverApi& cu = driver();
+  // Launches inside are recorded into their modules once, at the end (see LaunchScope).
+  detail::LaunchScope scope;
+  Timing timing(ctx, stream, options);
+  stream = timing.stream();
+  const double estimate_ms = timing.estimate({&launch}).front();
+
+  BenchResult result;
+  result.batched = timing.batched(estimate_ms);
+  result.batch_size = timing.batch_size(estimate_ms);
+  std::unique_ptr<Batch> batch;
+  if (result.batched) batch = std::make_unique<Batch>(launch, stream, result.batch_size);
+  const double unit_ms = estimate_ms * result.batch_size;  // one timed unit: a launch or a batch
+  auto run_unit = [&] {
+    if (batch) {
+      batch->launch(stream);
+    } else {
+      launch(stream);
+    }
+  };
+
+  for (long i = 0, n = timing.warmups(unit_ms); i < n; ++i)
+    run_unit();
+
+  // Timed reps.
+  result.reps = static_cast<int>(std::clamp(std::round(options.rep_ms / unit_ms),
+                                            static_cast<double>(options.min_reps),
+                                            static_cast<double>(options.max_reps)));
+  std::vector<std::pair<CUevent, CUevent>> marks;
+  for (int i = 0; i < result.reps; ++i)
+    marks.emplace_back(timing.event(), timing.event());
+  for (auto& [start, end] : marks) {
+    timing.before_region();
+    TUNE_CU(cu.cuEventRecord(start, stream));
+    run_unit();
+    TUNE_CU(cu.cuEventRecord(end, stream));
+  }
+  result.warnings = timing.finish(scope);
+
+  for (auto& [start, end] : marks)
+    result.samples_ms.push_back(Timing::per_launch(start, end, result.batch_size));
+  result.median_ms = quantile(result.samples_ms, 0.5);
+  result.min_ms = *std::min_element(result.samples_ms.begin(), result.samples_ms.end());
+  result.p10_ms = quantile(result.samples_ms, 0.1);
+  result.p90_ms = quantile(result.samples_ms, 0.9);
+  if (result.median_ms > 0) {
+    const double spread = (result.p90_ms - result.p10_ms) / result.median_ms;
+    if (spread > options.spread_warning) {
+      result.warnings.push_back(fmt::format(
+          "large spread: p10 to p90 is {:.1f}% of the median (a busy or throttling gpu?)",
+          100 * spread));
+    }
+  }
+  return result;
+}
 
 PairedBenchResult bench_paired(Context& ctx, const Launch& a, const Launch& b, CUstream stream,
                                const BenchOptions& options, int pairs) {
   const DriverApi& cu = driver();
-  ctx.make_current();
-  // The legacy default stream cannot be captured into a graph: use the context's own stream.
-  if (!stream) stream = ctx.stream();
-  if (options.min_reps < 1 || options.max_reps < options.min_reps) {
-    throw error(fmt::format("bench: reps must satisfy 1 <= min_reps <= max_reps, got {} and {}",
-                            options.min_reps, options.max_reps));
-  }
   detail::LaunchScope scope;
-  EventPool events;
-  std::size_t flush_bytes = 0;
-  const CUdeviceptr flush = options.clear_l2 ? ctx.l2_flush_buffer(&flush_bytes) : 0;
-  auto flush_l2 = [&] {
-    if (flush) TUNE_CU(cu.cuMemsetD32Async(flush, 0, flush_bytes / 4, stream));
-  };
-  double spin_ms = 0.05;
-
-  // First launches: errors surface before anything is timed.
-  a(stream);
-  b(stream);
-  TUNE_CU(cu.cuStreamSynchronize(stream));
-
-  // Estimates, alternating the arms; the closures' host cost sizes the spin.
-  constexpr int estimate_runs = 5;
-  std::vector<double> est_a, est_b;
-  double host_ms = 0;
-  {
-    std::vector<std::pair<CUevent, CUevent>> marks;
-    for (int i = 0; i < 2 * estimate_runs; ++i)
-      marks.emplace_back(events.make(), events.make());
-    for (int i = 0; i < 2 * estimate_runs; ++i) {
-      flush_l2();
-      spin(ctx, stream, spin_ms);
-      TUNE_CU(cu.cuEventRecord(marks[static_cast<std::size_t>(i)].first, stream));
-      const auto t0 = std::chrono::steady_clock::now();
-      (i % 2 ? b : a)(stream);
-      host_ms = std::max(
-          host_ms,
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-      TUNE_CU(cu.cuEventRecord(marks[static_cast<std::size_t>(i)].second, stream));
-    }
-    TUNE_CU(cu.cuStreamSynchronize(stream));
-    for (int i = 0; i < 2 * estimate_runs; ++i) {
-      const auto& [start, end] = marks[static_cast<std::size_t>(i)];
-      (i % 2 ? est_b : est_a).push_back(elapsed_ms(start, end));
-    }
-  }
-  const double estimate_a = std::max(quantile(est_a, 0.5), 1e-4);
-  const double estimate_b = std::max(quantile(est_b, 0.5), 1e-4);
-  spin_ms = std::clamp(2 * host_ms + 0.01, 0.02, 2.0);
+  Timing timing(ctx, stream, options);
+  stream = timing.stream();
+  // Estimates, alternating the arms.
+  const std::vector<double> estimates = timing.estimate({&a, &b});
+  const double estimate_a = estimates[0];
+  const double estimate_b = estimates[1];
 
   PairedBenchResult result;
   const double shorter = std::min(estimate_a, estimate_b);
-  result.batched =
-      options.batching == BenchOptions::Batching::always ||
-      (options.batching == BenchOptions::Batching::automatic && shorter < options.batch_below_ms);
+  result.batched = timing.batched(shorter);
+  result.batch_size = timing.batch_size(shorter);
   std::unique_ptr<Batch> batch_a, batch_b;
   if (result.batched) {
-    result.batch_size = std::clamp(static_cast<int>(std::ceil(options.batch_target_ms / shorter)),
-                                   2, std::max(2, options.max_batch));
     batch_a = std::make_unique<Batch>(a, stream, result.batch_size);
     batch_b = std::make_unique<Batch>(b, stream, result.batch_size);
   }
@@ -340,9 +313,7 @@ PairedBenchResult bench_paired(Context& ctx, const Launch& a, const Launch& b, C
   const double unit_b = estimate_b * result.batch_size;
 
   // Warm-up by time, alternating the arms.
-  const auto warmups =
-      static_cast<long>(std::clamp(std::ceil(options.warmup_ms / (unit_a + unit_b)), 1.0, 1e6));
-  for (long i = 0; i < warmups; ++i) {
+  for (long i = 0, n = timing.warmups(unit_a + unit_b); i < n; ++i) {
     run_unit(false);
     run_unit(true);
   }
@@ -355,32 +326,22 @@ PairedBenchResult bench_paired(Context& ctx, const Launch& a, const Launch& b, C
   // Per pair: marks for the first arm timed, then the second.
   std::vector<std::array<CUevent, 4>> marks;
   for (int i = 0; i < result.pairs; ++i)
-    marks.push_back({events.make(), events.make(), events.make(), events.make()});
+    marks.push_back({timing.event(), timing.event(), timing.event(), timing.event()});
   for (int i = 0; i < result.pairs; ++i) {
     const bool b_first = i % 2 == 1;
     for (int arm = 0; arm < 2; ++arm) {
-      flush_l2();
-      spin(ctx, stream, spin_ms);
+      timing.before_region();
       TUNE_CU(cu.cuEventRecord(marks[static_cast<std::size_t>(i)][2 * arm], stream));
       run_unit(b_first ? arm == 0 : arm == 1);
       TUNE_CU(cu.cuEventRecord(marks[static_cast<std::size_t>(i)][2 * arm + 1], stream));
     }
   }
-
-  detail::NvmlDevice nvml(ctx.pci_bus_id());
-  device_warnings(nvml, result.warnings);
-  TUNE_CU(cu.cuStreamSynchronize(stream));
-  scope.flush();
+  result.warnings = timing.finish(scope);
 
   for (int i = 0; i < result.pairs; ++i) {
     const auto& m = marks[static_cast<std::size_t>(i)];
-    const double first = elapsed_ms(m[0], m[1]) / result.batch_size;
-    const double second = elapsed_ms(m[2], m[3]) / result.batch_size;
-    for (double ms : {first, second}) {
-      if (!std::isfinite(ms) || ms < 0) {
-        throw error(fmt::format("bench: a rep timed {} ms, not a finite time", ms));
-      }
-    }
+    const double first = Timing::per_launch(m[0], m[1], result.batch_size);
+    const double second = Timing::per_launch(m[2], m[3], result.batch_size);
     const bool b_first = i % 2 == 1;
     result.a_ms.push_back(b_first ? second : first);
     result.b_ms.push_back(b_first ? first : second);
