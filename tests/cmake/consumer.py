@@ -29,6 +29,8 @@ def parse_args(need_tuner=True):
     parser.add_argument("--cmake", default="cmake")
     parser.add_argument("--work", required=True, type=Path)
     parser.add_argument("--tuner", required=need_tuner, type=Path)
+    # A host without TOML++'s package passes its headers (TUNE_TOMLPP_INCLUDE_DIR) on.
+    parser.add_argument("--tomlpp", default="")
     ARGS = parser.parse_args()
     return ARGS
 
@@ -76,6 +78,8 @@ class Project:
                f"-DTUNE_SOURCE_DIR={self.tune_source}"]
         if self.use_tuner:
             cmd.append(f"-DTUNE_TUNER_EXECUTABLE={ARGS.tuner}")
+        if ARGS.tomlpp:
+            cmd.append(f"-DTUNE_TOMLPP_INCLUDE_DIR={ARGS.tomlpp}")
         cmd.extend(extra)
         return run(cmd, env=self.env)
 
