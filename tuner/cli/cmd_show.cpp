@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/input_limits.hpp>
+#include <tuner/cli/log_reader.hpp>
 #include <tuner/core/record.hpp>
 
 namespace tune::cli {
@@ -107,51 +107,15 @@ int show_record(const ShowOptions& opt, const std::string& content) {
 }
 
 int show_log(const ShowOptions& opt, const std::string& content) {
-  std::istringstream in(content);
-  std::string line;
-  std::optional<json> header;
-  std::vector<json> trials;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    // Too long or too deep to hold in memory and print (json copies and dumps recurse).
-    if (line.size() > max_log_line_bytes || json_nesting_problem(line, opt.file)) {
-      if (!header) {
-        fmt::print(stderr,
-                   "{}:{}: error: not a trial log: the first line is longer than {} or nests "
-                   "deeper than {} levels\n",
-                   opt.file, number, describe_size(max_log_line_bytes), max_json_depth);
-        return exit_bad_input;
-      }
-      if (line.size() > max_log_line_bytes)
-        fmt::print(stderr, "{}:{}: warning: skipped a line longer than {}\n", opt.file, number,
-                   describe_size(max_log_line_bytes));
-      else
-        fmt::print(stderr, "{}:{}: warning: skipped a line nesting deeper than {} levels\n",
-                   opt.file, number, max_json_depth);
-      continue;
-    }
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      fmt::print(stderr, "{}:{}: warning: unreadable line skipped\n", opt.file, number);
-      continue;
-    }
-    if (!header) {
-      if (!j.contains("log_schema")) {
-        fmt::print(stderr, "{}:1: error: not a trial log: the first line has no 'log_schema'\n",
-                   opt.file);
-        return exit_bad_input;
-      }
-      header = j;
-      continue;
-    }
-    trials.push_back(j);
-  }
-  if (!header) {
-    fmt::print(stderr, "{}: error: an empty trial log (no header line)\n", opt.file);
+  result<LogFile> log = parse_log_file(opt.file, content);
+  if (!log) {
+    fmt::print(stderr, "{}\n", log.error().str());
     return exit_bad_input;
   }
+  for (const std::string& w : log->warnings)
+    fmt::print(stderr, "{}\n", w);
+  const json* header = &log->header;
+  const std::vector<json>& trials = log->trials;
   if (opt.json) {
     fmt::print("{}\n", json{{"header", *header}, {"trials", trials}}.dump(2));
     return exit_ok;
@@ -208,13 +172,7 @@ int run_show(const ShowOptions& opt) {
   std::ostringstream ss;
   ss << in.rdbuf();
   std::string content = ss.str();
-  std::string first = content.substr(0, content.find('\n'));
-  bool is_log = opt.file.size() >= 6 && opt.file.compare(opt.file.size() - 6, 6, ".jsonl") == 0;
-  if (!is_log) {
-    json j = json::parse(first, nullptr, false);
-    is_log = !j.is_discarded() && j.is_object() && j.contains("log_schema");
-  }
-  return is_log ? show_log(opt, content) : show_record(opt, content);
+  return looks_like_log(opt.file, content) ? show_log(opt, content) : show_record(opt, content);
 }
 
 }  // namespace

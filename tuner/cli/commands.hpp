@@ -29,6 +29,7 @@ void add_warm_command(CLI::App& app, Run& run);
 void add_tune_command(CLI::App& app, Run& run);
 void add_run_command(CLI::App& app, Run& run);
 void add_header_command(CLI::App& app, Run& run);
+void add_report_command(CLI::App& app, Run& run);
 
 /// Runs `argv` (argv[0] looked up in PATH) with this process's stdin, stdout and stderr, and
 /// waits for it; SIGINT and SIGTERM are ignored here meanwhile, so that the child handles them.

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""CLI tests for `tuner report`: the HTML page with plots of a tune's trials. Logs come from
+`tuner exec` runs of tests/data/exec/objective.sh (see exec_cli.py: 8 configs, 3 invalid, best
+BM=64,BN=128; with OBJ_SCORE and --maximize the highest score is BM=128,BN=64), and one is
+written here to hold a runoff."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+
+import clitest
+
+TUNER, DATA_ROOT, WORK = clitest.paths()
+DATA = DATA_ROOT / "exec"
+
+
+class ReportCli(unittest.TestCase):
+    def setUp(self):
+        self.dir = WORK / self.id().split(".")[-1]
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir(parents=True)
+
+    def exec_log(self, path, *extra, **env):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OBJ_", "TUNE_"))}
+        full_env.update(env)
+        r = subprocess.run([TUNER, "exec", str(DATA / "tile.toml"), "--bucket", "m<=512", "--log",
+                            str(path), *extra, "--", str(DATA / "objective.sh")],
+                           capture_output=True, text=True, env=full_env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return path
+
+    def report(self, *args):
+        return subprocess.run([TUNER, "report", *map(str, args)], capture_output=True, text=True,
+                              cwd=self.dir)
+
+    def test_a_log_becomes_a_self_contained_page(self):
+        log = self.exec_log(self.dir / "tile.trials.jsonl")
+        out = self.dir / "page.html"
+        r = self.report(log, "-o", out)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(r.stdout, f"wrote {out} (1 trial log, 8 trials)\n")
+        page = out.read_text()
+        self.assertTrue(page.startswith("<!DOCTYPE html>"))
+        self.assertIn("<h2>tile/m&lt;=512</h2>", page)  # escaped
+        self.assertIn("8 trials: 5 measured, 3 invalid. Lowest median: <b>BM=64,BN=128</b> at "
+                      "1 ms (phase search).", page)
+        # One mark per trial: the incumbent, four search trials, three invalid ones.
+        self.assertEqual(page.count('<rect class="required"'), 1)
+        self.assertEqual(page.count('<circle class="search"'), 4)
+        self.assertEqual(page.count('<path class="invalid"'), 3)
+        self.assertIn("<title>#2 BM=32,BN=32: invalid: killed by signal SIGSEGV: segfault in tile "
+                      "loop</title>", page)
+        # Bars, fastest first, with the distance from the best.
+        bars = [l for l in page.splitlines() if 'class="bar' in l]
+        self.assertEqual(len(bars), 5)
+        self.assertIn(">BM=64,BN=128</text>", bars[0])
+        self.assertIn(">4 ms (+300.0%)</text>", bars[-1])
+        self.assertIn("<tr><td>unreadable result &#39;fast!&#39;</td><td>1</td>"
+                      "<td>BM=32,BN=128</td></tr>", page)
+        self.assertNotIn("<script", page)
+        self.assertNotIn("http", page)
+        # The same log gives the same bytes.
+        self.assertEqual(self.report(log, "-o", out).returncode, 0)
+        self.assertEqual(out.read_text(), page)
+
+    def test_a_folder_stands_for_its_logs_and_a_maximizing_log_shows_scores(self):
+        self.exec_log(self.dir / "tune" / "a" / "tile.trials.jsonl")
+        self.exec_log(self.dir / "tune" / "b" / "score.trials.jsonl", "--maximize", OBJ_SCORE="1")
+        (self.dir / "tune" / "notes.txt").write_text("not a log\n")
+        r = self.report(self.dir / "tune")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "wrote tune_report.html (2 trial logs, 16 trials)\n")
+        page = (self.dir / "tune_report.html").read_text()
+        self.assertEqual(page.count("<section>"), 2)
+        self.assertLess(page.index("a/tile.trials.jsonl"), page.index("b/score.trials.jsonl"))
+        self.assertIn("Highest score: <b>BM=128,BN=64</b>", page)
+        self.assertIn("<h3>Configs by score</h3>", page)
+
+    def test_the_runoff_is_shown(self):
+        log = self.dir / "k.trials.jsonl"
+        stats = {"winner": "A=2", "outcome": "challenger_wins", "pairs": 40,
+                 "median_diff_pct": -3.1, "p_value": 0.0001}
+        lines = [{"log_schema": 1, "tuner": "k/all", "space_hash": "h", "arch": "sm_90",
+                  "source_hash": None, "toolchain": None, "objective": "minimize"}]
+        for i, (cid, ms, phase) in enumerate([("A=1", 2.0, "required"), ("A=2", 1.9, "search"),
+                                              ("A=1", 2.0, "runoff"), ("A=2", 1.94, "runoff")]):
+            t = {"config_id": cid, "params": {"A": int(cid[2:])}, "cache_key": None,
+                 "state": "measured", "median_ms": ms, "min_ms": ms, "reps": 40, "phase": phase,
+                 "device": None, "time": "2026-11-29T10:00:00Z", "warnings": []}
+            if phase == "runoff":
+                t["runoff"] = stats
+            lines.append(t)
+        log.write_text("".join(json.dumps(l) + "\n" for l in lines) + "{torn")
+        r = self.report(log)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, f"{log}:6: warning: unreadable line skipped\n")
+        page = (self.dir / "tune_report.html").read_text()
+        self.assertIn("Lowest median: <b>A=2</b> at 1.9 ms (phase search). Runoff: <b>A=2</b> "
+                      "wins (challenger_wins).", page)
+        self.assertEqual(page.count('<path class="runoff"'), 2)
+        self.assertIn("<tr><th>pairs</th><td>40</td></tr>", page)
+        self.assertIn("unreadable line skipped", page)
+
+    def test_bad_input_exits_2(self):
+        (self.dir / "empty").mkdir()
+        r = self.report(self.dir / "empty")
+        self.assertEqual((r.returncode, r.stderr),
+                         (2, f"tuner report: error: no trial log (*.trials.jsonl) under "
+                             f"'{self.dir / 'empty'}'\n"))
+        record = self.dir / "gemm.json"
+        record.write_text('{"schema_version": 1}\n')
+        r = self.report(record)
+        self.assertEqual((r.returncode, r.stderr),
+                         (2, f"{record}:1: error: not a trial log: the first line has no "
+                             "'log_schema'\n"))
+        r = self.report(self.dir / "missing.trials.jsonl")
+        self.assertEqual((r.returncode, r.stderr),
+                         (2, f"tuner report: error: cannot read "
+                             f"'{self.dir / 'missing.trials.jsonl'}'\n"))
+        r = self.report()
+        self.assertEqual(r.returncode, 2)
+        self.assertFalse((self.dir / "tune_report.html").exists())
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]])

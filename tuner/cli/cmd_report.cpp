@@ -1,0 +1,418 @@
+// `tuner report <log or folder>... [--output F]`: an HTML page with plots of a tune's trials, one
+// section per trial log (a folder stands for every `*.trials.jsonl` below it, in name order).
+//
+// Each section: the log's header; a summary (trials, measured, invalid, the best config and its
+// median); "trials in order", every trial's median against its place in the run (required,
+// search and runoff trials marked apart, invalid ones as crosses along the top, the best so far
+// as a line, a log scale when the times span more than 10x); "configs by median", the fastest
+// measured configs as bars with their distance from the best; the invalid trials grouped by
+// reason; and the runoff's statistics. One self-contained file: inline SVG and CSS, no script
+// and nothing fetched, and the same logs always give the same bytes.
+//
+// Exit codes: 0 written, 2 bad usage or input (no log given or found, a file that is not a
+// trial log), 3 the page cannot be written.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <tuner/cli/commands.hpp>
+#include <tuner/cli/log_reader.hpp>
+#include <tuner/core/atomic_file.hpp>
+
+namespace tune::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct ReportOptions {
+  std::vector<std::string> inputs;
+  std::string output = "tune_report.html";
+};
+
+std::string escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string field(const json& obj, const char* name) {
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) return "-";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+std::optional<double> median_of(const json& t) {
+  if (t.value("state", "") != "measured") return std::nullopt;
+  auto it = t.find("median_ms");
+  if (it == t.end() || !it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v <= 0) return std::nullopt;
+  return v;
+}
+
+// Milliseconds, four significant digits.
+std::string ms(double v) {
+  return fmt::format("{:.4g} ms", v);
+}
+
+// A y axis for times: linear, or log10 when they span more than 10x.
+struct Scale {
+  double lo, hi;
+  bool log;
+  double top, bottom;  // pixel rows of hi and lo
+  double y(double v) const {
+    const double a = log ? std::log10(lo) : lo;
+    const double b = log ? std::log10(hi) : hi;
+    const double x = log ? std::log10(v) : v;
+    const double f = b > a ? (x - a) / (b - a) : 0.5;
+    return bottom - f * (bottom - top);
+  }
+};
+
+// "Trials in order": each trial's median at its place in the run.
+std::string order_plot(const std::vector<json>& trials, bool maximize) {
+  std::vector<double> times;
+  for (const json& t : trials)
+    if (auto m = median_of(t)) times.push_back(*m);
+  const double width = 720, height = 300, left = 70, right = 20, top = 30, bottom = 260;
+  std::string svg = fmt::format(
+      "<svg class=\"plot\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\">\n", width,
+      height, width, height);
+  if (times.empty()) {
+    svg += "<text x=\"20\" y=\"40\">no measured trial</text>\n</svg>\n";
+    return svg;
+  }
+  const auto [lo_it, hi_it] = std::minmax_element(times.begin(), times.end());
+  Scale s{*lo_it * 0.95, *hi_it * 1.05, *hi_it / *lo_it > 10, top, bottom};
+  const std::size_t n = trials.size();
+  auto x = [&](std::size_t i) {
+    return n <= 1 ? (left + width - right) / 2
+                  : left + (width - right - left) * static_cast<double>(i) /
+                               static_cast<double>(n - 1);
+  };
+  // Axes, and ticks at the low end, the high end and between.
+  svg += fmt::format(
+      "<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>"
+      "<line class=\"axis\" x1=\"{0}\" y1=\"{2}\" x2=\"{3}\" y2=\"{2}\"/>\n",
+      left, top - 10, bottom, width - right);
+  for (int k = 0; k <= 4; ++k) {
+    const double f = k / 4.0;
+    const double v =
+        s.log ? std::pow(10.0, std::log10(s.lo) + f * (std::log10(s.hi) - std::log10(s.lo)))
+              : s.lo + f * (s.hi - s.lo);
+    svg += fmt::format(
+        "<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:.4g}</text>\n",
+        left - 6, s.y(v) + 4, v);
+  }
+  svg += fmt::format(
+      "<text class=\"label\" x=\"{}\" y=\"{}\">{}{}</text>"
+      "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">trial</text>\n",
+      4, 16, maximize ? "score" : "median ms", s.log ? " (log scale)" : "", width - right,
+      height - 8);
+  svg += fmt::format(
+      "<text class=\"tick\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">1</text>"
+      "<text class=\"tick\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+      x(0), bottom + 16, x(n - 1), bottom + 16, n);
+  // The best so far among the required and search trials.
+  std::string path;
+  std::optional<double> best;
+  for (std::size_t i = 0; i < n; ++i) {
+    const json& t = trials[i];
+    const auto m = median_of(t);
+    if (!m || t.value("phase", "") == "runoff") continue;
+    if (!best || (maximize ? *m > *best : *m < *best)) {
+      if (best) path += fmt::format(" L{:.1f},{:.1f}", x(i), s.y(*best));
+      best = *m;
+      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", x(i), s.y(*best));
+    }
+  }
+  if (best) path += fmt::format(" L{:.1f},{:.1f}", x(n - 1), s.y(*best));
+  if (!path.empty()) svg += "<path class=\"best\" d=\"" + path + "\"/>\n";
+  for (std::size_t i = 0; i < n; ++i) {
+    const json& t = trials[i];
+    const std::string title =
+        escape(fmt::format("#{} {}: {}", i + 1, field(t, "config_id"),
+                           median_of(t) ? ms(*median_of(t)) : "invalid: " + field(t, "reason")));
+    if (const auto m = median_of(t)) {
+      const std::string phase = t.value("phase", "search");
+      const double cx = x(i), cy = s.y(*m);
+      if (phase == "required")
+        svg += fmt::format(
+            "<rect class=\"required\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"8\" height=\"8\">"
+            "<title>{}</title></rect>\n",
+            cx - 4, cy - 4, title);
+      else if (phase == "runoff")
+        svg += fmt::format(
+            "<path class=\"runoff\" d=\"M{:.1f},{:.1f} l5,5 l-5,5 l-5,-5 z\"><title>{}</title>"
+            "</path>\n",
+            cx, cy - 5, title);
+      else
+        svg += fmt::format(
+            "<circle class=\"search\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\"><title>{}</title>"
+            "</circle>\n",
+            cx, cy, title);
+    } else {
+      svg += fmt::format(
+          "<path class=\"invalid\" d=\"M{0:.1f},{1:.1f} l8,8 M{2:.1f},{1:.1f} l-8,8\">"
+          "<title>{3}</title></path>\n",
+          x(i) - 4, top - 22, x(i) + 4, title);
+    }
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+// "Configs by median": the fastest measured configs (their best search or required trial).
+std::string bars(const std::vector<json>& trials, bool maximize) {
+  std::map<std::string, double> by_config;
+  for (const json& t : trials) {
+    const auto m = median_of(t);
+    if (!m || t.value("phase", "") == "runoff") continue;
+    const std::string id = field(t, "config_id");
+    auto [it, fresh] = by_config.emplace(id, *m);
+    if (!fresh) it->second = maximize ? std::max(it->second, *m) : std::min(it->second, *m);
+  }
+  std::vector<std::pair<std::string, double>> sorted(by_config.begin(), by_config.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [maximize](const auto& a, const auto& b) {
+    return maximize ? a.second > b.second : a.second < b.second;
+  });
+  constexpr std::size_t shown = 30;
+  const std::size_t count = std::min(sorted.size(), shown);
+  if (count == 0) return "<p>no measured config</p>\n";
+  const double row = 18, label = 300, width = 720, bar_max = width - label - 120;
+  double longest = 0;
+  for (std::size_t i = 0; i < count; ++i)
+    longest = std::max(longest, sorted[i].second);
+  const double best = sorted.front().second;
+  std::string svg =
+      fmt::format("<svg class=\"plot\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\">\n",
+                  width, row * static_cast<double>(count) + 10);
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto& [id, v] = sorted[i];
+    const double y = 5 + row * static_cast<double>(i);
+    const double w = std::max(2.0, bar_max * v / longest);
+    svg += fmt::format(
+        "<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>"
+        "<rect class=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/>"
+        "<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\">{}{}</text>\n",
+        label - 8, y + 12, escape(id), i == 0 ? "bar best-bar" : "bar", label, y + 2, w, row - 5,
+        label + w + 6, y + 12, ms(v),
+        i == 0 ? "" : fmt::format(" ({:+.1f}%)", 100 * (v / best - 1)));
+  }
+  svg += "</svg>\n";
+  if (sorted.size() > shown)
+    svg += fmt::format("<p>{} more measured configs not shown.</p>\n", sorted.size() - shown);
+  return svg;
+}
+
+std::string section(const LogFile& log) {
+  const json& h = log.header;
+  const std::vector<json>& trials = log.trials;
+  const bool maximize = h.value("objective", "minimize") == "maximize";
+  std::size_t measured = 0;
+  const json* best = nullptr;
+  std::map<std::string, std::vector<std::string>> reasons;
+  for (const json& t : trials) {
+    if (const auto m = median_of(t)) {
+      ++measured;
+      if (t.value("phase", "") != "runoff" &&
+          (best == nullptr || (maximize ? *m > *median_of(*best) : *m < *median_of(*best))))
+        best = &t;
+    } else {
+      reasons[field(t, "reason")].push_back(field(t, "config_id"));
+    }
+  }
+  std::string out =
+      fmt::format("<section>\n<h2>{}</h2>\n<table class=\"meta\">\n", escape(field(h, "tuner")));
+  for (auto [name, key] :
+       {std::pair{"log", ""}, std::pair{"arch", "arch"}, std::pair{"space hash", "space_hash"},
+        std::pair{"source hash", "source_hash"}, std::pair{"toolchain", "toolchain"},
+        std::pair{"objective", "objective"}}) {
+    const std::string value = *key == '\0' ? log.path : field(h, key);
+    out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", name, escape(value));
+  }
+  out += "</table>\n";
+  out += fmt::format("<p class=\"summary\">{} trials: {} measured, {} invalid.", trials.size(),
+                     measured, trials.size() - measured);
+  if (best != nullptr)
+    out +=
+        fmt::format(" {}: <b>{}</b> at {} (phase {}).",
+                    maximize ? "Highest score" : "Lowest median", escape(field(*best, "config_id")),
+                    maximize ? fmt::format("{:.4g}", *median_of(*best)) : ms(*median_of(*best)),
+                    escape(field(*best, "phase")));
+  for (const json& t : trials) {
+    auto r = t.find("runoff");
+    if (r == t.end() || !r->is_object()) continue;
+    out += fmt::format(" Runoff: <b>{}</b> wins ({}).", escape(field(*r, "winner")),
+                       escape(field(*r, "outcome")));
+    break;
+  }
+  out += "</p>\n";
+  if (maximize)
+    out += "<p>This log maximizes a score: the plots show the scores, higher is better.</p>\n";
+  out += "<h3>Trials in order</h3>\n" + order_plot(trials, maximize);
+  out +=
+      "<p class=\"legend\"><span class=\"k-required\">&#9632;</span> required "
+      "<span class=\"k-search\">&#9679;</span> search "
+      "<span class=\"k-runoff\">&#9670;</span> runoff "
+      "<span class=\"k-invalid\">&#10005;</span> invalid "
+      "<span class=\"k-best\">&#9472;</span> best so far</p>\n";
+  out += std::string("<h3>Configs by ") + (maximize ? "score" : "median") + "</h3>\n" +
+         bars(trials, maximize);
+  if (!reasons.empty()) {
+    out +=
+        "<h3>Invalid trials by reason</h3>\n<table class=\"list\">\n"
+        "<tr><th>reason</th><th>trials</th><th>configs</th></tr>\n";
+    std::vector<std::pair<std::string, std::vector<std::string>>> sorted(reasons.begin(),
+                                                                         reasons.end());
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      return a.second.size() > b.second.size();
+    });
+    for (const auto& [reason, configs] : sorted) {
+      std::string list;
+      for (std::size_t i = 0; i < configs.size() && i < 5; ++i)
+        list += (i ? ", " : "") + configs[i];
+      if (configs.size() > 5) list += fmt::format(", and {} more", configs.size() - 5);
+      out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(reason),
+                         configs.size(), escape(list));
+    }
+    out += "</table>\n";
+  }
+  for (const json& t : trials) {
+    auto r = t.find("runoff");
+    if (r == t.end() || !r->is_object()) continue;
+    out += "<h3>Runoff</h3>\n<table class=\"meta\">\n";
+    for (const auto& [key, value] : r->items())
+      out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape(key),
+                         escape(value.is_string() ? value.get<std::string>() : value.dump()));
+    out += "</table>\n";
+    break;  // both finalists' lines carry the same statistics
+  }
+  for (const std::string& w : log.warnings)
+    out += fmt::format("<p class=\"warning\">{}</p>\n", escape(w));
+  out += "</section>\n";
+  return out;
+}
+
+constexpr const char* style = R"(body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
+h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:2em}
+h3{font-size:1em;margin-bottom:.3em}
+table{border-collapse:collapse}th,td{padding:2px 10px;text-align:left;vertical-align:top}
+table.list td,table.list th{border-bottom:1px solid #eee}
+th{font-weight:600;color:#555}.warning{color:#a60}
+.plot text{font-size:11px;fill:#333}.axis{stroke:#888}
+.search{fill:#777}.required{fill:#1f5fbf}.runoff{fill:#e08a00}
+.invalid{stroke:#c0392b;stroke-width:2}.best{fill:none;stroke:#2a9d4b;stroke-width:1.5}
+.bar{fill:#9bb7d9}.best-bar{fill:#2a9d4b}
+.k-required{color:#1f5fbf}.k-search{color:#777}.k-runoff{color:#e08a00}
+.k-invalid{color:#c0392b}.k-best{color:#2a9d4b}
+)";
+
+int run_report(const ReportOptions& opt) {
+  std::vector<std::string> files;
+  for (const std::string& input : opt.inputs) {
+    std::error_code ec;
+    if (fs::is_directory(input, ec)) {
+      std::vector<std::string> found;
+      for (auto it = fs::recursive_directory_iterator(input, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (it->is_regular_file() && name.ends_with(".trials.jsonl"))
+          found.push_back(it->path().string());
+      }
+      std::sort(found.begin(), found.end());
+      if (found.empty()) {
+        fmt::print(stderr, "tuner report: error: no trial log (*.trials.jsonl) under '{}'\n",
+                   input);
+        return exit_bad_input;
+      }
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(input);
+    }
+  }
+  std::string body;
+  std::size_t trials = 0;
+  for (const std::string& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      fmt::print(stderr, "tuner report: error: cannot read '{}'\n", file);
+      return exit_bad_input;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    result<LogFile> log = parse_log_file(file, ss.str());
+    if (!log) {
+      fmt::print(stderr, "{}\n", log.error().str());
+      return exit_bad_input;
+    }
+    for (const std::string& w : log->warnings)
+      fmt::print(stderr, "{}\n", w);
+    trials += log->trials.size();
+    body += section(*log);
+  }
+  std::string page = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>tune report</title>\n<style>\n{}</style>\n</head>\n<body>\n<h1>tune report</h1>\n"
+      "<p>{} trial log{}, {} trials.</p>\n{}</body>\n</html>\n",
+      style, files.size(), files.size() == 1 ? "" : "s", trials, body);
+  try {
+    write_file_atomic(opt.output, page);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tuner report: error: {}\n", e.what());
+    return exit_environment;
+  }
+  fmt::print("wrote {} ({} trial log{}, {} trials)\n", opt.output, files.size(),
+             files.size() == 1 ? "" : "s", trials);
+  return exit_ok;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, Run& run) {
+  auto opt = std::make_shared<ReportOptions>();
+  auto* sub = app.add_subcommand("report", "write an HTML page with plots of a tune's trials");
+  sub->add_option("logs", opt->inputs,
+                  "trial logs (.trials.jsonl), or folders to search for them (e.g. "
+                  "build/tune/<kernel>)")
+      ->required();
+  sub->add_option("-o,--output", opt->output, "the page to write (default: tune_report.html)");
+  sub->footer(
+      "Exit status: 0 written, 2 bad usage or input (no trial log, a file that is not one), 3 "
+      "the page cannot be written.");
+  sub->callback([&run, opt] { run = [opt] { return run_report(*opt); }; });
+}
+
+}  // namespace tune::cli
