@@ -66,6 +66,16 @@ class ReportCli(unittest.TestCase):
         self.assertEqual(self.report(log, "-o", out).returncode, 0)
         self.assertEqual(out.read_text(), page)
 
+    def test_invalid_trials_retried_on_resume_count_twice_but_name_their_config_once(self):
+        log = self.exec_log(self.dir / "tile.trials.jsonl")
+        self.exec_log(log)  # the resumed run retries the three invalid configs
+        r = self.report(log)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        page = (self.dir / "tune_report.html").read_text()
+        self.assertIn("11 trials: 5 measured, 6 invalid.", page)
+        self.assertIn("<tr><td>killed by signal SIGSEGV: segfault in tile loop</td><td>2</td>"
+                      "<td>BM=32,BN=32</td></tr>", page)
+
     def test_a_folder_stands_for_its_logs_and_a_maximizing_log_shows_scores(self):
         self.exec_log(self.dir / "tune" / "a" / "tile.trials.jsonl")
         self.exec_log(self.dir / "tune" / "b" / "score.trials.jsonl", "--maximize", OBJ_SCORE="1")

@@ -251,7 +251,7 @@ std::string section(const LogFile& log) {
           (best == nullptr || (maximize ? *m > *median_of(*best) : *m < *median_of(*best))))
         best = &t;
     } else {
-      reasons[field(t, "reason")].push_back(field(t, "config_id"));
+      reasons[field(t, "reason")].push_back(field(t, "config_id"));  // one per trial
     }
   }
   std::string out =
@@ -300,13 +300,17 @@ std::string section(const LogFile& log) {
     std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
       return a.second.size() > b.second.size();
     });
-    for (const auto& [reason, configs] : sorted) {
+    for (const auto& [reason, trials_of] : sorted) {
+      // Each config once (a config retried on resume fails again with the same reason).
+      std::vector<std::string> configs;
+      for (const std::string& c : trials_of)
+        if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
       std::string list;
       for (std::size_t i = 0; i < configs.size() && i < 5; ++i)
         list += (i ? ", " : "") + configs[i];
       if (configs.size() > 5) list += fmt::format(", and {} more", configs.size() - 5);
       out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(reason),
-                         configs.size(), escape(list));
+                         trials_of.size(), escape(list));
     }
     out += "</table>\n";
   }
