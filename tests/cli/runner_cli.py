@@ -411,6 +411,35 @@ class RunnerCli(unittest.TestCase):
         self.assertEqual(json.loads(self.record.read_text())["entries"],
                          json.loads(written)["entries"])
 
+    def test_if_stale_measures_nothing_when_another_tree_wrote_the_record_meanwhile(self):
+        manifest2 = self.second_build_tree()
+        r = self.tuner_run(env=self.env(FAKE_TAME=1))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        written = self.record.read_bytes()
+        self.side.unlink()
+        # What `tuner tune` of the other tree runs after its warm: the record is fresh now.
+        r = self.tuner_run("--if-stale", manifest=manifest2, env=self.env(FAKE_TAME=1))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "saxpy: record saxpy.json is fresh (sm_90): another tune "
+                                   "wrote it meanwhile; nothing to do\n")
+        self.assertEqual(self.side_lines(), [])  # no worker started, nothing measured
+        self.assertEqual(self.record.read_bytes(), written)
+        # `tuner tune` of the other tree (its warm stood in for by `true`) passes the flag: with
+        # a stale record it tunes, with a fresh one it stops before warming.
+        self.record.write_text("old record\n")
+        tune = [TUNER, "tune", "--manifest", str(manifest2), "--cmake", shutil.which("true")]
+        r = subprocess.run(tune, capture_output=True, text=True, env=self.env(FAKE_TAME=1))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("saxpy: wrote saxpy.json (sm_90), verified", r.stdout)
+        r = subprocess.run(tune, capture_output=True, text=True, env=self.env(FAKE_TAME=1))
+        self.assertEqual((r.returncode, r.stdout),
+                         (0, "tune.saxpy: record saxpy.json is fresh (sm_90), nothing to do\n"))
+        # A stale record is tuned as without the flag.
+        self.record.write_text("old record\n")
+        r = self.tuner_run("--if-stale", manifest=manifest2, env=self.env(FAKE_TAME=1))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("saxpy: wrote saxpy.json (sm_90), verified", r.stdout)
+
     def test_sigterm_to_tuner_run_alone_stops_the_runner_and_leaves_the_record(self):
         self.record.write_text("old record\n")
         p = subprocess.Popen([TUNER, "run", "--manifest", str(self.manifest), "--timeout", "60"],

@@ -115,6 +115,7 @@ struct RunOptions {
   std::optional<double> budget_s;
   std::optional<double> timeout_s;
   std::optional<int> device;
+  bool if_stale = false;
 };
 
 std::string host_name() {
@@ -210,6 +211,17 @@ int run_run(const RunOptions& opt) {
                  "or another build tree); wait for it to finish or stop it, then run again\n",
                  shown, arch, lock.error().message, manifest.kernel);
       return exit_bad_input;
+    }
+    if (opt.if_stale) {
+      // `tuner tune` checked before warming; another tree's tune may have written the record
+      // since. Checked again under the lock, so two trees never tune one record twice.
+      result<Verification> v = verify_kernel_record(*build, arch, record_path);
+      if (v && v->ok()) {
+        fmt::print("{}: record {} is fresh ({}): another tune wrote it meanwhile; nothing to do\n",
+                   manifest.kernel, shown, arch);
+        std::fflush(stdout);
+        continue;
+      }
     }
     const fs::path dir = manifest.log_dir / arch;
     fs::create_directories(dir);
@@ -346,6 +358,9 @@ void add_run_command(CLI::App& app, Run& run) {
   sub->add_option("--timeout", opt->timeout_s, "per-candidate timeout in seconds");
   sub->add_option("--device", opt->device,
                   "the device index (default 0; CUDA_VISIBLE_DEVICES applies)");
+  sub->add_flag("--if-stale", opt->if_stale,
+                "measure an architecture only when its record does not verify (checked under "
+                "the record's lock; what `tuner tune` passes)");
   sub->footer(
       "Exit status: 0 records written and verified, 1 a bucket without a winner (no record "
       "written) or no harness, 2 bad usage or input, 3 a broken environment (no runner, no "

@@ -2,8 +2,8 @@
 // verification as `tuner verify` and the record tests: a record that verifies for every
 // architecture prints one line each and nothing is compiled (tune.<name> does not depend on
 // warm). A stale or missing record is re-tuned: `cmake --build <build> --target
-// warm.<kernel>.<arch>` compiles its candidates, then `tuner run --manifest M --arch A` measures
-// every bucket with the kernel's runner and writes the record.
+// warm.<kernel>.<arch>` compiles its candidates, then `tuner run --manifest M --arch A --if-stale`
+// measures every bucket with the kernel's runner and writes the record.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -123,7 +123,7 @@ int run_tune(const TuneOptions& opt) {
     std::error_code ec;
     fs::path self = fs::read_symlink("/proc/self/exe", ec);
     rc = run_attached({ec ? std::string("tuner") : self.string(), "run", "--manifest",
-                       manifest.path.string(), "--arch", arch});
+                       manifest.path.string(), "--arch", arch, "--if-stale"});
     if (rc != 0) return rc;
   }
   return exit_ok;
