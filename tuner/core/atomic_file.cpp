@@ -49,6 +49,15 @@ class TempFile {
   bool released_ = false;
 };
 
+// `.<name>.tmp.`: how the temporary files of `path` begin (then `<pid>.<n>`). Hidden, so that
+// globbing readers never pick them up.
+std::string temporary_prefix(const std::filesystem::path& path) {
+  std::string prefix = ".";
+  prefix += path.filename().string();
+  prefix += ".tmp.";
+  return prefix;
+}
+
 void fsync_directory(const std::filesystem::path& dir) {
   int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;  // some file systems cannot open directories; the rename still happened
@@ -72,11 +81,12 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view data,
     std::filesystem::create_directories(dir, ec);
     if (ec) throw error("cannot create directory '" + dir.string() + "': " + ec.message());
   }
-  // The temporary name is unique per process and call, and hidden, so that globbing readers
-  // never pick it up.
-  std::filesystem::path tmp =
-      dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
-             std::to_string(counter.fetch_add(1)));
+  // The temporary name is unique per process and call.
+  std::string name = temporary_prefix(path);
+  name += std::to_string(::getpid());
+  name += '.';
+  name += std::to_string(counter.fetch_add(1));
+  std::filesystem::path tmp = dir / name;
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) throw error("cannot create '" + tmp.string() + "': " + errno_text(errno));
   TempFile file(tmp, fd);
@@ -104,7 +114,7 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view data,
 }
 
 void remove_stale_temporaries(const std::filesystem::path& path) noexcept {
-  const std::string prefix = "." + path.filename().string() + ".tmp.";
+  const std::string prefix = temporary_prefix(path);
   std::error_code ec;
   const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
