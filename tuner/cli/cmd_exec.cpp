@@ -219,9 +219,7 @@ int run_exec(const ExecOptions& opt) {
     bucket = space.bucket(opt.bucket);
   }
   if (bucket == nullptr) {
-    std::string names;
-    for (const Bucket& b : space.buckets())
-      names += fmt::format("{}'{}'", names.empty() ? "" : ", ", b.name);
+    const std::string names = quoted_list(space.bucket_names());
     if (opt.bucket.empty())
       fmt::print(stderr, "{}: error: '{}' has several buckets: name one with --bucket ({})\n", me,
                  opt.space, names);

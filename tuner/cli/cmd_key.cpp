@@ -37,13 +37,10 @@ int run_key(const KeyOptions& opt) {
   std::string arch = opt.arch;
   if (arch.empty()) {
     if (m.archs.size() != 1) {
-      std::string names;
-      for (const auto& a : m.archs)
-        names += (names.empty() ? "'" : ", '") + a + "'";
       fmt::print(stderr,
                  "tuner key: error: kernel '{}' declares several archs ({}): choose one with "
                  "--arch\n",
-                 m.kernel, names);
+                 m.kernel, quoted_list(m.archs));
       return exit_bad_input;
     }
     arch = m.archs[0];

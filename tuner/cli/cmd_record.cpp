@@ -8,12 +8,10 @@
 // record or one of another kernel, a record locked by a tune), 3 nvcc cannot be run or the record
 // cannot be written.
 #include <cstdio>
-#include <ctime>
 #include <memory>
 #include <string>
 
 #include <fmt/core.h>
-#include <unistd.h>
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/file_lock.hpp>
@@ -31,21 +29,6 @@ struct RecordSetOptions {
   std::string config;
   std::string arch;
 };
-
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return {};
-  return buf;
-}
-
-std::string today_utc() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
 
 int run_record_set(const RecordSetOptions& opt) {
   result<KernelBuild> build = load_kernel_build(opt.manifest);
@@ -73,11 +56,8 @@ int run_record_set(const RecordSetOptions& opt) {
   }
   const Bucket* bucket = space.bucket(opt.bucket);
   if (bucket == nullptr) {
-    std::string names;
-    for (const auto& b : space.buckets())
-      names += (names.empty() ? "'" : ", '") + b.name + "'";
     fmt::print(stderr, "tuner record set: error: no bucket '{}' in the space '{}' (buckets: {})\n",
-               opt.bucket, m.space.string(), names);
+               opt.bucket, m.space.string(), quoted_list(space.bucket_names()));
     return exit_bad_input;
   }
   result<std::vector<Config>> pruned = space.configs(*bucket);
@@ -140,9 +120,7 @@ int run_record_set(const RecordSetOptions& opt) {
     record.tuner_version = w->tuner_version;
   } else {
     record = Record(*w);
-    std::string host = host_name();
-    if (!host.empty()) record.context.machine = host;
-    record.context.date = today_utc();
+    record.context.stamp_here_and_now();
   }
   RecordEntry entry;
   entry.bucket = bucket->name;

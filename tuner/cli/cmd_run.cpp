@@ -23,7 +23,6 @@
 
 #include <csignal>
 #include <cstdio>
-#include <ctime>
 #include <memory>
 #include <optional>
 #include <string>
@@ -118,21 +117,6 @@ struct RunOptions {
   bool if_stale = false;
 };
 
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return {};
-  return buf;
-}
-
-std::string utc_date() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
-
 // A bucket's result file, when it reads and has a winner of this pruned space.
 std::optional<json> winning_result(const fs::path& path, const std::string& pruned_hash) {
   try {
@@ -144,13 +128,6 @@ std::optional<json> winning_result(const fs::path& path, const std::string& prun
   } catch (const std::exception&) {
     return std::nullopt;
   }
-}
-
-std::string quoted_list(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names)
-    out += (out.empty() ? "'" : ", '") + n + "'";
-  return out;
 }
 
 int run_run(const RunOptions& opt) {
@@ -182,11 +159,8 @@ int run_run(const RunOptions& opt) {
     return exit_bad_input;
   }
   if (!opt.bucket.empty() && space.bucket(opt.bucket) == nullptr) {
-    std::vector<std::string> names;
-    for (const Bucket& b : space.buckets())
-      names.push_back(b.name);
     fmt::print(stderr, "tuner run: error: the space of '{}' has no bucket '{}' (it has: {})\n",
-               manifest.kernel, opt.bucket, quoted_list(names));
+               manifest.kernel, opt.bucket, quoted_list(space.bucket_names()));
     return exit_bad_input;
   }
   std::string toolchain;
@@ -293,8 +267,7 @@ int run_run(const RunOptions& opt) {
       return exit_bad_input;
     }
     Record record(*ws);
-    record.context.machine = host_name();
-    record.context.date = utc_date();
+    record.context.stamp_here_and_now();
     for (const json& r : results) {
       if (r.contains("device") && r["device"].is_string())
         record.context.device = r["device"].get<std::string>();

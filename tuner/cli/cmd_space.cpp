@@ -34,11 +34,8 @@ int run_space(const SpaceOptions& opt) {
   if (!opt.bucket.empty()) {
     const Bucket* b = space->bucket(opt.bucket);
     if (b == nullptr) {
-      std::string names;
-      for (const auto& bk : space->buckets())
-        names += (names.empty() ? "'" : ", '") + bk.name + "'";
       fmt::print(stderr, "tuner space: error: no bucket '{}' in {} (buckets: {})\n", opt.bucket,
-                 opt.file, names);
+                 opt.file, quoted_list(space->bucket_names()));
       return exit_bad_input;
     }
     chosen.push_back(b);

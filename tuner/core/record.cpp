@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <sstream>
+
+#include <unistd.h>
 
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/input_limits.hpp>
@@ -237,6 +240,17 @@ json Record::to_json() const {
 
 std::string Record::dump() const {
   return to_json().dump(2) + "\n";
+}
+
+void RecordContext::stamp_here_and_now() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0 && host[0] != '\0') machine = host;
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char day[16];
+  std::strftime(day, sizeof day, "%Y-%m-%d", &tm);
+  date = day;
 }
 
 void Record::save(const fs::path& path) const {

@@ -42,6 +42,10 @@ struct RecordContext {
   std::optional<std::string> host_compiler;  ///< e.g. "GNU 13.3.0"
   std::optional<std::string> machine;        ///< host name
   std::optional<std::string> date;           ///< YYYY-MM-DD (UTC)
+
+  /// Sets `machine` to this host's name (left as it is when there is none) and `date` to today
+  /// (UTC): where and when a record is written.
+  void stamp_here_and_now();
 };
 
 /// One bucket's winner.

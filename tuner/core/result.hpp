@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace tune {
 
@@ -22,6 +23,9 @@ struct diagnostic {
   /// `path:line:column: error: message`, leaving out what is unknown.
   std::string str() const;
 };
+
+/// `'a', 'b', 'c'`: how messages list names.
+std::string quoted_list(const std::vector<std::string>& items);
 
 /// Thrown for a broken environment or a violated invariant (never for bad user input).
 class error : public std::runtime_error {

@@ -107,13 +107,6 @@ std::string join(const Range& items, std::string_view sep = ", ") {
   return out;
 }
 
-std::string quoted_list(const std::vector<std::string>& items) {
-  std::vector<std::string> q;
-  for (const auto& i : items)
-    q.push_back("'" + i + "'");
-  return join(q);
-}
-
 /// An expression's text as messages quote it: each run of whitespace that holds a line break
 /// (a multi-line TOML string) becomes one space, so a message stays on one line.
 std::string shown(std::string_view text) {
@@ -275,6 +268,13 @@ std::vector<SourcePos> place_string(std::string_view doc, SourcePos begin) {
 }
 
 }  // namespace
+
+std::vector<std::string> Space::bucket_names() const {
+  std::vector<std::string> names;
+  for (const Bucket& b : buckets_)
+    names.push_back(b.name);
+  return names;
+}
 
 /// Reads and validates one space document into a Space; every check of space.hpp lives here.
 struct SpaceParser {

@@ -130,6 +130,8 @@ class Space {
   const std::vector<Config>& require() const noexcept { return require_; }
   /// The buckets in declaration order; one implicit "default" bucket without [[buckets]].
   const std::vector<Bucket>& buckets() const noexcept { return buckets_; }
+  /// The buckets' names, in declaration order.
+  std::vector<std::string> bucket_names() const;
   /// [search], with defaults for what the file leaves out.
   const SearchSettings& search() const noexcept { return search_; }
   /// [bench], with defaults for what the file leaves out.

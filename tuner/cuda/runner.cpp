@@ -576,11 +576,8 @@ int supervisor_main(const Options& opt) {
   const Space& space = build->space;
   const Bucket* bucket = space.bucket(opt.bucket);
   if (bucket == nullptr) {
-    std::string names;
-    for (const Bucket& b : space.buckets())
-      names += (names.empty() ? "'" : ", '") + b.name + "'";
     fmt::print(stderr, "{}: error: the space of '{}' has no bucket '{}' (it has: {})\n", me,
-               manifest.kernel, opt.bucket, names);
+               manifest.kernel, opt.bucket, quoted_list(space.bucket_names()));
     return exit_bad_input;
   }
   std::string arch = opt.arch;
