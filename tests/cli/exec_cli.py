@@ -8,7 +8,6 @@ side file, so the tests count exactly what was measured. The space, tests/data/e
 has 8 configs after pruning and one incumbent, BM=64,BN=64.
 """
 import json
-import os
 import shutil
 import signal
 import socket
@@ -48,10 +47,7 @@ class ExecCli(unittest.TestCase):
         self.side = self.dir / "side.txt"
 
     def env(self, **extra):
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OBJ_", "TUNE_"))}
-        env["OBJ_SIDE"] = str(self.side)
-        env.update({k: str(v) for k, v in extra.items()})
-        return env
+        return clitest.env(OBJ_SIDE=self.side, **extra)
 
     def args(self, *options, space=SPACE, bucket=BUCKET, log=None, command=(OBJECTIVE,)):
         return [TUNER, "exec", str(space), "--bucket", bucket, "--log", str(log or self.log),

@@ -43,10 +43,7 @@ class FaultsCli(unittest.TestCase):
         self.side = self.dir / "side.txt"
 
     def env(self, **extra):
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OBJ_", "TUNE_"))}
-        env["OBJ_SIDE"] = str(self.side)
-        env.update({k: str(v) for k, v in extra.items()})
-        return env
+        return clitest.env(OBJ_SIDE=self.side, **extra)
 
     def args(self):
         return [TUNER, "exec", str(SPACE), "--bucket", BUCKET, "--log", str(self.log), "--",

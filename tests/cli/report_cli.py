@@ -4,7 +4,6 @@
 BM=64,BN=128; with OBJ_SCORE and --maximize the highest score is BM=128,BN=64), and one is
 written here to hold a runoff."""
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -24,11 +23,9 @@ class ReportCli(unittest.TestCase):
 
     def exec_log(self, path, *extra, **env):
         path.parent.mkdir(parents=True, exist_ok=True)
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OBJ_", "TUNE_"))}
-        full_env.update(env)
         r = subprocess.run([TUNER, "exec", str(DATA / "tile.toml"), "--bucket", "m<=512", "--log",
                             str(path), *extra, "--", str(DATA / "objective.sh")],
-                           capture_output=True, text=True, env=full_env)
+                           capture_output=True, text=True, env=clitest.env(**env))
         self.assertEqual(r.returncode, 0, r.stderr)
         return path
 

@@ -83,11 +83,9 @@ class RunnerCli(unittest.TestCase):
             "arch": "sm_90", "config_id": block(b), "argv": [], "dependencies": []}))
 
     def env(self, **extra):
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_", "TUNE_"))}
-        env["TUNE_RUNNER_WORKER_CMD"] = WORKER_CMD
-        env["FAKE_SIDE"] = str(self.side)
-        env.update({k: str(v) for k, v in extra.items()})
-        return env
+        settings = {"TUNE_RUNNER_WORKER_CMD": WORKER_CMD, "FAKE_SIDE": self.side}
+        settings.update(extra)
+        return clitest.env(**settings)
 
     def runner(self, *extra, env=None, timeout=120):
         cmd = [RUNNER, "--manifest", str(self.manifest), "--bucket", BUCKET, "--log",
