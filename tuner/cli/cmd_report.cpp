@@ -82,6 +82,11 @@ std::optional<double> median_of(const json& t) {
   return v;
 }
 
+// Whether `a` beats `b`: lower times, or higher scores when the log maximizes.
+bool better(double a, double b, bool maximize) {
+  return maximize ? a > b : a < b;
+}
+
 // Milliseconds, four significant digits.
 std::string ms(double v) {
   return fmt::format("{:.4g} ms", v);
@@ -152,7 +157,7 @@ std::string order_plot(const std::vector<json>& trials, bool maximize) {
     const json& t = trials[i];
     const auto m = median_of(t);
     if (!m || t.value("phase", "") == "runoff") continue;
-    if (!best || (maximize ? *m > *best : *m < *best)) {
+    if (!best || better(*m, *best, maximize)) {
       if (best) path += fmt::format(" L{:.1f},{:.1f}", x(i), s.y(*best));
       best = *m;
       path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", x(i), s.y(*best));
@@ -202,11 +207,11 @@ std::string bars(const std::vector<json>& trials, bool maximize) {
     if (!m || t.value("phase", "") == "runoff") continue;
     const std::string id = field(t, "config_id");
     auto [it, fresh] = by_config.emplace(id, *m);
-    if (!fresh) it->second = maximize ? std::max(it->second, *m) : std::min(it->second, *m);
+    if (!fresh && better(*m, it->second, maximize)) it->second = *m;
   }
   std::vector<std::pair<std::string, double>> sorted(by_config.begin(), by_config.end());
   std::stable_sort(sorted.begin(), sorted.end(), [maximize](const auto& a, const auto& b) {
-    return maximize ? a.second > b.second : a.second < b.second;
+    return better(a.second, b.second, maximize);
   });
   constexpr std::size_t shown = 30;
   const std::size_t count = std::min(sorted.size(), shown);
@@ -243,16 +248,20 @@ std::string section(const LogFile& log) {
   const bool maximize = h.value("objective", "minimize") == "maximize";
   std::size_t measured = 0;
   const json* best = nullptr;
+  const json* runoff = nullptr;
   std::map<std::string, std::vector<std::string>> reasons;
   for (const json& t : trials) {
     if (const auto m = median_of(t)) {
       ++measured;
       if (t.value("phase", "") != "runoff" &&
-          (best == nullptr || (maximize ? *m > *median_of(*best) : *m < *median_of(*best))))
+          (best == nullptr || better(*m, *median_of(*best), maximize)))
         best = &t;
     } else {
       reasons[field(t, "reason")].push_back(field(t, "config_id"));  // one per trial
     }
+    // Both finalists' runoff lines carry the same statistics: the first will do.
+    if (auto r = t.find("runoff"); runoff == nullptr && r != t.end() && r->is_object())
+      runoff = &*r;
   }
   std::string out =
       fmt::format("<section>\n<h2>{}</h2>\n<table class=\"meta\">\n", escape(field(h, "tuner")));
@@ -272,13 +281,9 @@ std::string section(const LogFile& log) {
                     maximize ? "Highest score" : "Lowest median", escape(field(*best, "config_id")),
                     maximize ? fmt::format("{:.4g}", *median_of(*best)) : ms(*median_of(*best)),
                     escape(field(*best, "phase")));
-  for (const json& t : trials) {
-    auto r = t.find("runoff");
-    if (r == t.end() || !r->is_object()) continue;
-    out += fmt::format(" Runoff: <b>{}</b> wins ({}).", escape(field(*r, "winner")),
-                       escape(field(*r, "outcome")));
-    break;
-  }
+  if (runoff != nullptr)
+    out += fmt::format(" Runoff: <b>{}</b> wins ({}).", escape(field(*runoff, "winner")),
+                       escape(field(*runoff, "outcome")));
   out += "</p>\n";
   if (maximize)
     out += "<p>This log maximizes a score: the plots show the scores, higher is better.</p>\n";
@@ -314,15 +319,12 @@ std::string section(const LogFile& log) {
     }
     out += "</table>\n";
   }
-  for (const json& t : trials) {
-    auto r = t.find("runoff");
-    if (r == t.end() || !r->is_object()) continue;
+  if (runoff != nullptr) {
     out += "<h3>Runoff</h3>\n<table class=\"meta\">\n";
-    for (const auto& [key, value] : r->items())
+    for (const auto& [key, value] : runoff->items())
       out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape(key),
                          escape(value.is_string() ? value.get<std::string>() : value.dump()));
     out += "</table>\n";
-    break;  // both finalists' lines carry the same statistics
   }
   for (const std::string& w : log.warnings)
     out += fmt::format("<p class=\"warning\">{}</p>\n", escape(w));
