@@ -14,6 +14,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "test_dir.hpp"
+
 namespace tune {
 namespace {
 
@@ -92,11 +94,7 @@ std::vector<nlohmann::json> runoff_lines(const fs::path& log) {
 class AutotunerRunoffTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) / fmt::format("autotuner_runoff_test.{}", ::getpid()) /
-           info->name();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = test::fresh_test_dir("autotuner_runoff_test");
     log_ = dir_ / "k.trials.jsonl";
   }
   void TearDown() override { fs::remove_all(dir_); }

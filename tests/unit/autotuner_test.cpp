@@ -13,6 +13,8 @@
 
 #include <tuner/core/space.hpp>
 
+#include "test_dir.hpp"
+
 namespace tune {
 namespace {
 
@@ -72,11 +74,7 @@ std::vector<std::string> ids(const Output& out) {
 class AutotunerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) / fmt::format("autotuner_test.{}", ::getpid()) /
-           info->name();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = test::fresh_test_dir("autotuner_test");
     log_ = dir_ / "fmha.trials.jsonl";
   }
   void TearDown() override { fs::remove_all(dir_.parent_path()); }

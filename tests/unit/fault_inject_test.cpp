@@ -19,6 +19,8 @@
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/trial_log.hpp>
 
+#include "test_dir.hpp"
+
 namespace tune {
 namespace {
 
@@ -28,11 +30,7 @@ class FaultInjectTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ::unsetenv("TUNE_FAULT_INJECT");
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) / fmt::format("fault_inject_test.{}", ::getpid()) /
-           info->name();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = test::fresh_test_dir("fault_inject_test");
     log_ = dir_ / "gemm.trials.jsonl";
   }
   void TearDown() override {

@@ -12,6 +12,8 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include "test_dir.hpp"
+
 namespace tune {
 namespace {
 
@@ -20,11 +22,7 @@ namespace fs = std::filesystem;
 class TrialLogTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) / fmt::format("trial_log_test.{}", ::getpid()) /
-           info->name();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = test::fresh_test_dir("trial_log_test");
     path_ = dir_ / "gemm.trials.jsonl";
   }
   void TearDown() override { fs::remove_all(dir_.parent_path()); }
