@@ -280,8 +280,11 @@ class ExecCli(unittest.TestCase):
     def test_bad_usage_and_input_exit_2(self):
         r = self.run_exec(bucket="huge")
         self.assertEqual((r.returncode, r.stderr),
-                         (2, f"tuner exec: error: no bucket 'huge' in '{SPACE}': expected one of "
-                             "'m<=512', 'big'\n"))
+                         (2, f"{SPACE}: error: no bucket 'huge' in the space of 'tile' (it has "
+                             "'m<=512', 'big')\n"))
+        r = self.run_exec(bucket="m<512")
+        self.assertEqual(r.stderr, f"{SPACE}: error: no bucket 'm<512' in the space of 'tile', did "
+                                   "you mean 'm<=512'? (it has 'm<=512', 'big')\n")
         r = self.run_exec(command=["no-such-command-for-tune"])
         self.assertEqual((r.returncode, r.stderr),
                          (2, "tuner exec: error: cannot run 'no-such-command-for-tune': no such "

@@ -178,9 +178,8 @@ class RecordsCli(unittest.TestCase):
         r = run("record", "set", "--manifest", self.gemm, "--bucket", "small",
                 "--config", "BM=64,BN=64")
         self.assertEqual(r.returncode, 2)
-        self.assertEqual(r.stderr, "tuner record set: error: no bucket 'small' in the space "
-                                   f"'{self.root}/spaces/gemm.toml' (buckets: 'm<=512', "
-                                   "'large')\n")
+        self.assertEqual(r.stderr, f"{self.root}/spaces/gemm.toml: error: no bucket 'small' in "
+                                   "the space of 'gemm' (it has 'm<=512', 'large')\n")
         self.assertEqual(self.record.read_bytes(), before)
 
     def test_a_crash_during_save_leaves_the_old_record(self):
@@ -303,8 +302,8 @@ class RecordsCli(unittest.TestCase):
         self.assertNotEqual(self.key(two, "BM=64,BN=128", "--arch", "sm_80"), key)
         r = run("key", "--manifest", two, "--config", "BM=64,BN=128")
         self.assertEqual(r.returncode, 2)
-        self.assertEqual(r.stderr, "tuner key: error: kernel 'gemm' declares several archs "
-                                   "('sm_80', 'sm_90'): choose one with --arch\n")
+        self.assertEqual(r.stderr, f"{two}: error: kernel 'gemm' is declared for several "
+                                   "architectures ('sm_80', 'sm_90'): choose one with --arch\n")
 
     def test_keys_do_not_depend_on_the_host_compiler(self):
         key = self.key(self.gemm, "BM=64,BN=128")
@@ -356,8 +355,12 @@ class RecordsCli(unittest.TestCase):
         case(lambda d: d["entries"].pop(0),
              "entries: record has no entry for bucket 'large', current space declares it")
         case(lambda d: d["entries"][0].__setitem__("bucket", "huge"),
-             "entries: record has bucket 'huge', current space has no such bucket (buckets: "
+             "entries: record has bucket 'huge', which the current space lacks (it has "
              "'m<=512', 'large')",
+             "entries: record has no entry for bucket 'large', current space declares it")
+        case(lambda d: d["entries"][0].__setitem__("bucket", "m<=521"),
+             "entries: record has bucket 'm<=521', which the current space lacks, did you mean "
+             "'m<=512'? (it has 'm<=512', 'large')",
              "entries: record has no entry for bucket 'large', current space declares it")
         case(lambda d: d["entries"][0]["config"].__setitem__("id", "BM=64,BN=64"),
              "entry 'large' config.id: record has 'BM=64,BN=64', its params give "

@@ -155,14 +155,20 @@ class BucketOption(unittest.TestCase):
         self.assertEqual(r.stdout, "")
         self.assertEqual(
             masked(r.stderr),
-            "tuner space: error: no bucket 'huge' in <data>/spaces/valid/buckets.toml "
-            "(buckets: 'tiny n (f16)', 'n<=4096', 'large')\n")
+            "<data>/spaces/valid/buckets.toml: error: no bucket 'huge' in the space of 'gemv' "
+            "(it has 'tiny n (f16)', 'n<=4096', 'large')\n")
+        r = run("space", self.SPACE, "--bucket", "n<=4069")
+        self.assertEqual(
+            masked(r.stderr),
+            "<data>/spaces/valid/buckets.toml: error: no bucket 'n<=4069' in the space of 'gemv', "
+            "did you mean 'n<=4096'? (it has 'tiny n (f16)', 'n<=4096', 'large')\n")
 
     def test_unknown_bucket_of_the_implicit_default(self):
         r = run("space", "minimal.toml", "--bucket", "x", cwd=SPACES / "valid")
         self.assertEqual(r.returncode, 2)
         self.assertEqual(r.stderr,
-                         "tuner space: error: no bucket 'x' in minimal.toml (buckets: 'default')\n")
+                         "minimal.toml: error: no bucket 'x' in the space of 'minimal' (it has "
+                         "'default')\n")
 
 
 class Usage(unittest.TestCase):

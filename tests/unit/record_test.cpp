@@ -247,7 +247,7 @@ TEST(RecordTest, MissingAndUnknownBuckets) {
   only.insert(*r.get("m<=512"));
   only.insert(entry("tiny", "cccccccccccccccc", 64));
   EXPECT_EQ(errors_of(only),
-            (Lines{"entries: record has bucket 'tiny', current space has no such bucket (buckets: "
+            (Lines{"entries: record has bucket 'tiny', which the current space lacks (it has "
                    "'m<=512', 'large')",
                    "entries: record has no entry for bucket 'large', current space declares it"}));
 }

@@ -13,7 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/verify.hpp>
+#include <tuner/core/cache_key.hpp>
+#include <tuner/core/kernel_build.hpp>
 
 namespace tune::cli {
 
@@ -34,20 +35,12 @@ int run_key(const KeyOptions& opt) {
     return exit_bad_input;
   }
   const Manifest& m = build->manifest;
-  std::string arch = opt.arch;
-  if (arch.empty()) {
-    if (m.archs.size() != 1) {
-      fmt::print(stderr,
-                 "tuner key: error: kernel '{}' declares several archs ({}): choose one with "
-                 "--arch\n",
-                 m.kernel, quoted_list(m.archs));
-      return exit_bad_input;
-    }
-    arch = m.archs[0];
-  } else if (result<std::filesystem::path> p = m.record_path(arch); !p) {
-    fmt::print(stderr, "{}\n", p.error().str());
+  result<std::string> chosen = one_arch(m, opt.arch);
+  if (!chosen) {
+    fmt::print(stderr, "{}\n", chosen.error().str());
     return exit_bad_input;
   }
+  const std::string arch = *chosen;
   const Config* config = find_config(build->space.all_configs(), opt.config);
   if (config == nullptr) {
     fmt::print(stderr, "tuner key: error: config '{}' is not in the space '{}'\n", opt.config,

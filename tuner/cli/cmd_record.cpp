@@ -38,28 +38,23 @@ int run_record_set(const RecordSetOptions& opt) {
   }
   const Manifest& m = build->manifest;
   const Space& space = build->space;
-  std::string arch = opt.arch;
-  if (arch.empty()) {
-    if (m.archs.size() != 1) {
-      fmt::print(stderr,
-                 "tuner record set: error: kernel '{}' declares {} archs: choose one with "
-                 "--arch\n",
-                 m.kernel, m.archs.size());
-      return exit_bad_input;
-    }
-    arch = m.archs[0];
+  result<std::string> chosen = one_arch(m, opt.arch);
+  if (!chosen) {
+    fmt::print(stderr, "{}\n", chosen.error().str());
+    return exit_bad_input;
   }
+  const std::string arch = *chosen;
   result<fs::path> path = m.record_path(arch);
   if (!path) {
     fmt::print(stderr, "{}\n", path.error().str());
     return exit_bad_input;
   }
-  const Bucket* bucket = space.bucket(opt.bucket);
-  if (bucket == nullptr) {
-    fmt::print(stderr, "tuner record set: error: no bucket '{}' in the space '{}' (buckets: {})\n",
-               opt.bucket, m.space.string(), quoted_list(space.bucket_names()));
+  result<const Bucket*> found = space.find_bucket(opt.bucket);
+  if (!found) {
+    fmt::print(stderr, "{}\n", found.error().str());
     return exit_bad_input;
   }
+  const Bucket* bucket = *found;
   result<std::vector<Config>> pruned = space.configs(*bucket);
   if (!pruned) {
     fmt::print(stderr, "{}\n", pruned.error().str());

@@ -32,13 +32,12 @@ int run_space(const SpaceOptions& opt) {
   }
   std::vector<const Bucket*> chosen;
   if (!opt.bucket.empty()) {
-    const Bucket* b = space->bucket(opt.bucket);
-    if (b == nullptr) {
-      fmt::print(stderr, "tuner space: error: no bucket '{}' in {} (buckets: {})\n", opt.bucket,
-                 opt.file, quoted_list(space->bucket_names()));
+    result<const Bucket*> b = space->find_bucket(opt.bucket);
+    if (!b) {
+      fmt::print(stderr, "{}\n", b.error().str());
       return exit_bad_input;
     }
-    chosen.push_back(b);
+    chosen.push_back(*b);
   } else {
     for (const auto& b : space->buckets())
       chosen.push_back(&b);

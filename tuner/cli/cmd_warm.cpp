@@ -15,8 +15,8 @@
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/cache_key.hpp>
+#include <tuner/core/kernel_build.hpp>
 #include <tuner/core/kernel_cache.hpp>
-#include <tuner/core/verify.hpp>
 
 namespace tune::cli {
 namespace {

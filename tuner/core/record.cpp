@@ -12,6 +12,7 @@
 
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/input_limits.hpp>
+#include <tuner/core/text.hpp>
 
 namespace tune {
 
@@ -362,11 +363,12 @@ Verification verify_record(Record record, const Workspace& w, const RecomputeKey
     const Workspace::Bucket* b = w.bucket(e.bucket);
     if (b == nullptr) {
       checkable[i] = false;
-      std::string names;
+      std::vector<std::string> names;
       for (const auto& wb : w.buckets)
-        names += (names.empty() ? "" : ", ") + squote(wb.name);
+        names.push_back(wb.name);
       errors.push_back("entries: record has bucket " + squote(e.bucket) +
-                       ", current space has no such bucket (buckets: " + names + ")");
+                       ", which the current space lacks" + did_you_mean(e.bucket, names) +
+                       " (it has " + quoted_list(names) + ")");
       continue;
     }
     if (e.pruned_space_hash != b->pruned_space_hash)

@@ -17,11 +17,4 @@ std::string diagnostic::str() const {
   return out;
 }
 
-std::string quoted_list(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items)
-    out += (out.empty() ? "'" : ", '") + item + "'";
-  return out;
-}
-
 }  // namespace tune

@@ -24,9 +24,6 @@ struct diagnostic {
   std::string str() const;
 };
 
-/// `'a', 'b', 'c'`: how messages list names.
-std::string quoted_list(const std::vector<std::string>& items);
-
 /// Thrown for a broken environment or a violated invariant (never for bad user input).
 class error : public std::runtime_error {
  public:

@@ -14,6 +14,7 @@
 
 #include <tuner/core/hash.hpp>
 #include <tuner/core/input_limits.hpp>
+#include <tuner/core/text.hpp>
 
 namespace tune {
 
@@ -62,69 +63,6 @@ bool is_token_value(std::string_view s) {
 constexpr std::string_view identifier_rule = "letters, digits and '_', not starting with a digit";
 constexpr std::string_view token_rule =
     "letters, digits, '_', '.', ':', '+' and '-' (it becomes a -D token)";
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0u : 1u)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-/// ", did you mean 'x'?" for the nearest candidate within a small edit distance, else "".
-template <class Range>
-std::string did_you_mean(std::string_view name, const Range& candidates) {
-  std::string best;
-  // Short names are too easily near anything: none under 2 characters, one edit up to 4.
-  std::size_t best_d = name.size() >= 5 ? 2 : name.size() >= 2 ? 1 : 0;
-  bool found = false;
-  for (const auto& c : candidates) {
-    const std::size_t d = edit_distance(name, c);
-    if (d > 0 && d <= best_d && (!found || d < best_d)) {
-      best = std::string(c);
-      best_d = d;
-      found = true;
-    }
-  }
-  return found ? fmt::format(", did you mean '{}'?", best) : std::string();
-}
-
-template <class Range>
-std::string join(const Range& items, std::string_view sep = ", ") {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += sep;
-    out += item;
-  }
-  return out;
-}
-
-/// An expression's text as messages quote it: each run of whitespace that holds a line break
-/// (a multi-line TOML string) becomes one space, so a message stays on one line.
-std::string shown(std::string_view text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size();) {
-    std::size_t j = i;
-    bool newline = false;
-    while (j < text.size() && std::isspace(static_cast<unsigned char>(text[j])) != 0)
-      newline = text[j++] == '\n' || newline;
-    if (newline) {
-      if (!out.empty() && j < text.size()) out += ' ';
-      i = j;
-    } else {
-      out += text[i++];
-    }
-  }
-  return out;
-}
 
 /// How messages name a TOML node's kind.
 std::string_view kind_of(const toml::node& n) {
@@ -614,7 +552,7 @@ struct SpaceParser {
     auto parsed = Expr::parse(text);
     if (!parsed)
       return error(out.at(parsed.error().column),
-                   fmt::format("invalid {} expression '{}'{}: {}", what, shown(text), where,
+                   fmt::format("invalid {} expression '{}'{}: {}", what, one_line(text), where,
                                parsed.error().message));
     out.expr = std::move(*parsed);
     return true;
@@ -627,14 +565,14 @@ struct SpaceParser {
       if (param(name) != nullptr)
         return error(at, fmt::format("when expression '{}' of bucket '{}' reads the param '{}' "
                                      "(a when may read only shape names)",
-                                     shown(e.text()), b.name, name));
+                                     one_line(e.text()), b.name, name));
       if (b.shape_value(name) == nullptr) {
         std::vector<std::string> shape_names;
         for (const auto& [n, v] : b.shape)
           shape_names.push_back(n);
         return error(at, fmt::format("when expression '{}' of bucket '{}' reads '{}', which is not "
                                      "a shape name of the bucket (its shape names: {}){}",
-                                     shown(e.text()), b.name, name,
+                                     one_line(e.text()), b.name, name,
                                      shape_names.empty() ? "none" : join(shape_names),
                                      did_you_mean(name, shape_names)));
       }
@@ -646,19 +584,19 @@ struct SpaceParser {
     });
     if (!kind)
       return error(w.at(kind.error().column),
-                   fmt::format("invalid when expression '{}' of bucket '{}': {}", shown(e.text()),
-                               b.name, kind.error().message));
+                   fmt::format("invalid when expression '{}' of bucket '{}': {}",
+                               one_line(e.text()), b.name, kind.error().message));
     if (*kind != ValueKind::integer)
       return error(w.at(1), fmt::format("when expression '{}' of bucket '{}' is a string, "
                                         "expected a condition",
-                                        shown(e.text()), b.name));
+                                        one_line(e.text()), b.name));
     auto holds = e.test([&](std::string_view n) { return b.shape_value(n); });
     if (!holds)
       return error(w.at(holds.error().column),
                    fmt::format("{}, for the shape of bucket '{}'", holds.error().message, b.name));
     if (!*holds)
       return error(w.at(1), fmt::format("the shape of bucket '{}' does not satisfy its when '{}'",
-                                        b.name, shown(e.text())));
+                                        b.name, one_line(e.text())));
     return true;
   }
 
@@ -702,7 +640,7 @@ struct SpaceParser {
         known.insert(known.end(), all_shape_names.begin(), all_shape_names.end());
         return error(at, fmt::format("prune expression '{}' reads '{}', which is neither a param "
                                      "nor a shape name (params: {}; shape names: {}){}",
-                                     shown(e.text()), name, join(param_names()),
+                                     one_line(e.text()), name, join(param_names()),
                                      all_shape_names.empty() ? "none" : join(all_shape_names),
                                      did_you_mean(name, known)));
       }
@@ -713,7 +651,7 @@ struct SpaceParser {
           shape_names.push_back(n);
         return error(at, fmt::format("prune expression '{}' reads '{}', which bucket '{}' has no "
                                      "shape value for (its shape names: {})",
-                                     shown(e.text()), name, b.name,
+                                     one_line(e.text()), name, b.name,
                                      shape_names.empty() ? "none" : join(shape_names)));
       }
     }
@@ -733,12 +671,12 @@ struct SpaceParser {
           reads_shape && s.buckets_.size() > 1 ? fmt::format(" (in bucket '{}')", b.name) : "";
       if (!kind)
         return error(pe.at(kind.error().column),
-                     fmt::format("invalid prune expression '{}'{}: {}", shown(e.text()), where,
+                     fmt::format("invalid prune expression '{}'{}: {}", one_line(e.text()), where,
                                  kind.error().message));
       if (*kind != ValueKind::integer)
         return error(pe.at(1), fmt::format("prune expression '{}' is a string, expected a "
                                            "condition",
-                                           shown(e.text())));
+                                           one_line(e.text())));
       if (!reads_shape) break;  // the same for every bucket
     }
     return true;
@@ -929,7 +867,7 @@ struct SpaceParser {
         if (*rejected >= 0)
           return error_at(n, fmt::format("incumbent '{}' is pruned from bucket '{}' by '{}'", id,
                                          s.buckets_[b].name,
-                                         shown(s.prune_[static_cast<std::size_t>(*rejected)])));
+                                         one_line(s.prune_[static_cast<std::size_t>(*rejected)])));
       }
       if (ids.insert(id).second) s.require_.push_back(std::move(c));
     }
@@ -1033,6 +971,14 @@ const Bucket* Space::bucket(std::string_view name) const {
   return nullptr;
 }
 
+result<const Bucket*> Space::find_bucket(std::string_view name) const {
+  if (const Bucket* b = bucket(name)) return b;
+  const std::vector<std::string> names = bucket_names();
+  return fail(path_, 0, 0,
+              fmt::format("no bucket '{}' in the space of '{}'{} (it has {})", name, kernel_,
+                          did_you_mean(name, names), quoted_list(names)));
+}
+
 std::size_t Space::bucket_index(const Bucket& bucket) const {
   for (std::size_t i = 0; i < buckets_.size(); ++i)
     if (&buckets_[i] == &bucket || buckets_[i].name == bucket.name) return i;
@@ -1052,7 +998,7 @@ result<int> Space::first_rejecting(const Config& config, std::size_t b) const {
     auto kept = e.test_bound(values);
     if (!kept)
       return fail(at(prune_exprs_[i].at(kept.error().column),
-                     fmt::format("{}, for config {} in bucket '{}'", shown(kept.error().message),
+                     fmt::format("{}, for config {} in bucket '{}'", one_line(kept.error().message),
                                  config.id(), bucket.name)));
     if (!*kept) return static_cast<int>(i);
   }
@@ -1108,8 +1054,8 @@ result<std::vector<Config>> Space::configs(const Bucket& bucket) const {
       auto kept = bd.expr->test_bound(bd.values);
       if (!kept)
         return fail(at(prune_exprs_[i].at(kept.error().column),
-                       fmt::format("{}, for config {} in bucket '{}'", shown(kept.error().message),
-                                   c.id(), bk.name)));
+                       fmt::format("{}, for config {} in bucket '{}'",
+                                   one_line(kept.error().message), c.id(), bk.name)));
       keep = *kept;
     }
     if (keep) out.push_back(c);

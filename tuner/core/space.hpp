@@ -143,6 +143,10 @@ class Space {
 
   /// The bucket named exactly `name`, or nullptr.
   const Bucket* bucket(std::string_view name) const;
+  /// The bucket named exactly `name`, or the one message every command gives for a bucket the
+  /// space lacks, labelled with the space's path: `no bucket 'm<=521' in the space of 'gemm',
+  /// did you mean 'm<=512'? (it has 'm<=512', 'm>512')`.
+  result<const Bucket*> find_bucket(std::string_view name) const;
 
   /// The bucket's configs after pruning, in enumeration order. Expressions were checked at
   /// load; an evaluation error (division by zero) is a diagnostic naming the expression.

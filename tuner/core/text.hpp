@@ -1,0 +1,60 @@
+// Text helpers every message shares: near-miss suggestions, joined and quoted lists, and the
+// trimming and shortening of text that comes from outside (a child's output, a long value).
+// Messages follow one style (lowercase, values quoted, the near miss offered):
+//   no bucket 'm<=521' in the space of 'gemm', did you mean 'm<=512'? (it has 'm<=512', 'm>512')
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tune {
+
+/// The Levenshtein distance between `a` and `b` (bytes).
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+/// The candidate nearest to `name` within a small edit distance (none for names under 2
+/// characters, one edit up to 4 characters, two from 5), or "" when none is near enough.
+std::string nearest(std::string_view name, const std::vector<std::string_view>& candidates);
+
+/// ", did you mean 'x'?" for the nearest candidate, else "".
+std::string did_you_mean(std::string_view name, const std::vector<std::string_view>& candidates);
+
+/// As above, for any range of strings.
+template <class Range>
+std::string did_you_mean(std::string_view name, const Range& candidates) {
+  std::vector<std::string_view> views;
+  for (const auto& c : candidates)
+    views.emplace_back(c);
+  return did_you_mean(name, views);
+}
+
+/// The items joined with `sep`.
+template <class Range>
+std::string join(const Range& items, std::string_view sep = ", ") {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += sep;
+    out += item;
+  }
+  return out;
+}
+
+/// `'a', 'b', 'c'`: how messages list names.
+std::string quoted_list(const std::vector<std::string>& items);
+
+/// `text` without leading and trailing white space.
+std::string trim(std::string_view text);
+
+/// The last line of `text` that holds more than white space, trimmed; "" when none does.
+std::string last_line(std::string_view text);
+
+/// `text` cut to at most `max` bytes, with "..." after a cut.
+std::string shorten(std::string text, std::size_t max = 300);
+
+/// `text` on one line: each run of white space that holds a line break becomes one space (a
+/// multi-line TOML string quoted in a message).
+std::string one_line(std::string_view text);
+
+}  // namespace tune
