@@ -358,12 +358,5 @@ TEST_F(AutotunerTest, ProgressAndWarningsAreReported) {
   EXPECT_EQ(out.warnings, expected);
 }
 
-TEST_F(AutotunerTest, GivingConfigsToTheObjectivePathIsABug) {
-  FakeObjective obj(space_of({16}));
-  Autotuner tuner("fmha_decode");
-  tuner.configs(space_of({16}));
-  EXPECT_THROW(tuner.run_objective(obj), error);
-}
-
 }  // namespace
 }  // namespace tune

@@ -377,16 +377,6 @@ TEST(KernelCacheTest, MissingCompilerIsAnEnvironmentError) {
   EXPECT_EQ(cache.lookup("key6"), std::nullopt);
 }
 
-TEST(KernelCacheTest, RunProcessCapturesOutputAndStatus) {
-  const ProcessResult r = run_process({"/bin/sh", "-c", "echo out; echo err >&2; exit 7"});
-  EXPECT_EQ(r.exit_status, 7);
-  EXPECT_FALSE(r.signaled);
-  EXPECT_EQ(r.output, "out\nerr\n");
-  const ProcessResult killed = run_process({"/bin/sh", "-c", "kill -9 $$"});
-  EXPECT_TRUE(killed.signaled);
-  EXPECT_EQ(killed.exit_status, 128 + 9);
-}
-
 TEST(KernelCacheTest, DepfileEscapesSpacesHashAndDollar) {
   EXPECT_EQ(make_depfile("/b/c-1.stamp", {"/src/k.cu", "/src/my dir/t#1.cuh", "/src/$x.h"}),
             "/b/c-1.stamp: \\\n  /src/k.cu \\\n  /src/my\\ dir/t\\#1.cuh \\\n  /src/$$x.h\n");

@@ -2,7 +2,6 @@
 // bucket it runs a command (an argument vector, no shell) with the config in its environment
 // and reads the time (or, with --maximize, the score) from the last line of its standard
 // output. The search itself (log, resume, incumbents, budget) is the Autotuner's.
-#include <csignal>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -17,7 +16,9 @@
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/autotuner.hpp>
 #include <tuner/core/space.hpp>
+#include <tuner/core/stop_signals.hpp>
 #include <tuner/core/subprocess.hpp>
+#include <tuner/core/text.hpp>
 
 extern char** environ;
 
@@ -36,46 +37,12 @@ struct ExecOptions {
   std::vector<std::string> command;
 };
 
-// The signal that asked us to stop (SIGINT or SIGTERM), 0 while none has.
-volatile std::sig_atomic_t stop_signal = 0;
-extern "C" void on_stop_signal(int sig) {
-  stop_signal = sig;
-}
-
 // Thrown out of the objective when a stop signal arrives: nothing is logged for the candidate.
 struct Interrupted {
   int signal;
 };
 
-constexpr std::size_t max_reason_text = 300;
 constexpr std::size_t max_kept_output = 64 * 1024;
-
-std::string shorten(std::string s) {
-  if (s.size() > max_reason_text) s = s.substr(0, max_reason_text) + "...";
-  return s;
-}
-
-std::string trim(std::string_view s) {
-  const char* ws = " \t\r\n\f\v";
-  std::size_t b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  std::size_t e = s.find_last_not_of(ws);
-  return std::string(s.substr(b, e - b + 1));
-}
-
-// The last line of `text` that holds more than white space, trimmed; empty when none does.
-std::string last_line(std::string_view text) {
-  std::size_t end = text.size();
-  while (end > 0) {
-    std::size_t start = text.rfind('\n', end - 1);
-    std::size_t from = start == std::string_view::npos ? 0 : start + 1;
-    std::string line = trim(text.substr(from, end - from));
-    if (!line.empty()) return line;
-    if (start == std::string_view::npos) break;
-    end = start;
-  }
-  return {};
-}
 
 // "1.5" -> 1.5; nullopt unless the whole text is one number.
 std::optional<double> parse_number(const std::string& text) {
@@ -148,7 +115,7 @@ class CommandObjective : public Objective {
   const std::vector<Config>& configs() override { return configs_; }
 
   Trial measure(std::size_t index) override {
-    if (stop_signal != 0) throw Interrupted{stop_signal};
+    if (const int sig = StopSignals::received()) throw Interrupted{sig};
     return run(environment(configs_[index]));
   }
 
@@ -177,9 +144,9 @@ class CommandObjective : public Objective {
     options.env = std::move(env);
     options.timeout_s = timeout_s_;
     options.keep_bytes = max_kept_output;
-    options.stop = [] { return stop_signal != 0; };
+    options.stop = [] { return StopSignals::received() != 0; };
     const Captured c = run_captured(command_, options);
-    if (c.stopped) throw Interrupted{stop_signal};
+    if (c.stopped) throw Interrupted{StopSignals::received()};
 
     const std::string detail = shorten(last_line(c.err));
     const std::string suffix = detail.empty() ? "" : ": " + detail;
@@ -215,17 +182,14 @@ int run_exec(const ExecOptions& opt) {
   const Bucket* bucket = nullptr;
   if (opt.bucket.empty() && space.buckets().size() == 1) {
     bucket = &space.buckets().front();
+  } else if (opt.bucket.empty()) {
+    fmt::print(stderr, "{}: error: '{}' has several buckets: name one with --bucket ({})\n", me,
+               opt.space, quoted_list(space.bucket_names()));
+    return exit_bad_input;
+  } else if (result<const Bucket*> found = space.find_bucket(opt.bucket); found) {
+    bucket = *found;
   } else {
-    bucket = space.bucket(opt.bucket);
-  }
-  if (bucket == nullptr) {
-    const std::string names = quoted_list(space.bucket_names());
-    if (opt.bucket.empty())
-      fmt::print(stderr, "{}: error: '{}' has several buckets: name one with --bucket ({})\n", me,
-                 opt.space, names);
-    else
-      fmt::print(stderr, "{}: error: no bucket '{}' in '{}': expected one of {}\n", me, opt.bucket,
-                 opt.space, names);
+    fmt::print(stderr, "{}\n", found.error().str());
     return exit_bad_input;
   }
   result<std::vector<Config>> configs = space.configs(*bucket);
@@ -256,22 +220,7 @@ int run_exec(const ExecOptions& opt) {
     });
   }
 
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;  // no SA_RESTART: a signal interrupts the wait for the command
-  struct sigaction old_int {
-  }, old_term{};
-  ::sigaction(SIGINT, &sa, &old_int);
-  ::sigaction(SIGTERM, &sa, &old_term);
-  struct Restore {
-    struct sigaction i, t;
-    ~Restore() {
-      ::sigaction(SIGINT, &i, nullptr);
-      ::sigaction(SIGTERM, &t, nullptr);
-    }
-  } restore{old_int, old_term};
-
+  StopSignals stop_signals;  // SIGINT/SIGTERM end the run between two logged trials
   result<Output> ran = [&]() -> result<Output> {
     try {
       return tuner.run_objective(objective);
@@ -280,10 +229,10 @@ int run_exec(const ExecOptions& opt) {
     }
   }();
   if (!ran) {
-    if (stop_signal != 0) {
+    if (const int sig = StopSignals::received()) {
       fmt::print(stderr, "{}: {}; the log keeps every completed trial: run again to resume\n", me,
                  ran.error().message);
-      return 128 + stop_signal;
+      return exit_interrupted(sig);
     }
     const diagnostic& d = ran.error();
     if (d.path.empty())

@@ -17,11 +17,6 @@
 // not written) or a kernel without a harness, 2 bad usage or input or a record locked by another
 // tune, 3 a broken environment (no runner built, no GPU, a runner killed, the new record does
 // not verify), 130/143 interrupted.
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -36,11 +31,11 @@
 #include <tuner/core/file_lock.hpp>
 #include <tuner/core/hash.hpp>
 #include <tuner/core/record.hpp>
+#include <tuner/core/stop_signals.hpp>
 #include <tuner/core/subprocess.hpp>
+#include <tuner/core/text.hpp>
 #include <tuner/core/toolchain.hpp>
 #include <tuner/core/verify.hpp>
-
-extern char** environ;
 
 namespace tune::cli {
 
@@ -49,61 +44,14 @@ using nlohmann::json;
 
 namespace {
 
-// The child run_attached waits for, and the stop signal it was sent (for the handler).
-volatile pid_t g_attached_child = -1;
-volatile std::sig_atomic_t g_attached_signal = 0;
-
-extern "C" void forward_stop_signal(int sig) {
-  g_attached_signal = sig;
-  const pid_t child = g_attached_child;
-  if (child > 0) ::kill(child, sig);
+// The runner's exit code: its status, or 128 + the signal that ended it.
+int run_runner(const std::vector<std::string>& argv) {
+  StopSignals stop;  // SIGINT/SIGTERM to this process alone reach the runner too
+  const ExitStatus s = run_attached(argv);
+  return s.signaled ? exit_interrupted(s.signal) : s.code;
 }
 
 }  // namespace
-
-int run_attached(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const std::string& a : argv)
-    args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  // The child gets SIGINT and SIGTERM with their default action. Here they are passed on to it:
-  // a Ctrl-C on the terminal reaches both anyway (the child's handler takes it twice, which is
-  // harmless), and a `kill` of this process alone reaches the child that can stop cleanly.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-  struct sigaction forward {
-  }, old_int{}, old_term{};
-  forward.sa_handler = forward_stop_signal;
-  sigemptyset(&forward.sa_mask);
-  g_attached_signal = 0;
-  ::sigaction(SIGINT, &forward, &old_int);
-  ::sigaction(SIGTERM, &forward, &old_term);
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
-  posix_spawnattr_destroy(&attr);
-  int status = 0;
-  if (rc == 0) {
-    g_attached_child = pid;
-    // A signal that came while the child was being started was not passed on yet.
-    if (const int sig = g_attached_signal; sig != 0) ::kill(pid, sig);
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    g_attached_child = -1;
-  }
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGTERM, &old_term, nullptr);
-  if (rc != 0) {
-    throw error(fmt::format("cannot run '{}': {}", argv[0], std::strerror(rc)));
-  }
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
 
 namespace {
 
@@ -158,10 +106,11 @@ int run_run(const RunOptions& opt) {
     fmt::print(stderr, "{}\n", archs.error().str());
     return exit_bad_input;
   }
-  if (!opt.bucket.empty() && space.bucket(opt.bucket) == nullptr) {
-    fmt::print(stderr, "tuner run: error: the space of '{}' has no bucket '{}' (it has: {})\n",
-               manifest.kernel, opt.bucket, quoted_list(space.bucket_names()));
-    return exit_bad_input;
+  if (!opt.bucket.empty()) {
+    if (result<const Bucket*> found = space.find_bucket(opt.bucket); !found) {
+      fmt::print(stderr, "{}\n", found.error().str());
+      return exit_bad_input;
+    }
   }
   std::string toolchain;
   try {
@@ -224,7 +173,7 @@ int run_run(const RunOptions& opt) {
           argv.insert(argv.end(), {"--timeout", fmt::format("{}", *opt.timeout_s)});
         if (opt.device) argv.insert(argv.end(), {"--device", std::to_string(*opt.device)});
         fmt::print(stderr, "tuner run: {} {} bucket '{}'\n", manifest.kernel, arch, bucket.name);
-        const int rc = run_attached(argv);
+        const int rc = run_runner(argv);
         if (rc == 130 || rc == 143) {
           fmt::print(stderr, "tuner run: interrupted; no record written (run again to resume)\n");
           return rc;

@@ -14,6 +14,8 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/hash.hpp>
+#include <tuner/core/stop_signals.hpp>
+#include <tuner/core/subprocess.hpp>
 #include <tuner/core/verify.hpp>
 
 namespace tune::cli {
@@ -47,6 +49,13 @@ std::vector<std::string> harness_files(const fs::path& manifest_path) {
     // load_kernel_build already read this file; a harness list it cannot give is no list
   }
   return out;
+}
+
+// Runs a child on this terminal; its exit code, or 128 + the signal that ended it.
+int attached(const std::vector<std::string>& argv) {
+  StopSignals stop;  // SIGINT/SIGTERM to this process alone reach the child too
+  const ExitStatus s = run_attached(argv);
+  return s.signaled ? exit_interrupted(s.signal) : s.code;
 }
 
 int run_tune(const TuneOptions& opt) {
@@ -113,8 +122,8 @@ int run_tune(const TuneOptions& opt) {
     const std::string cmake = opt.cmake.empty() ? "cmake" : opt.cmake;
     fmt::print(stderr, "{}: warming '{}' for {}\n", target, manifest.kernel, arch);
     std::fflush(stderr);
-    int rc = run_attached({cmake, "--build", manifest.build_dir.string(), "--target",
-                           fmt::format("warm.{}.{}", manifest.kernel, arch)});
+    int rc = attached({cmake, "--build", manifest.build_dir.string(), "--target",
+                       fmt::format("warm.{}.{}", manifest.kernel, arch)});
     if (rc != 0) {
       fmt::print(stderr, "{}: error: warming '{}' for {} failed (exit status {})\n", target,
                  manifest.kernel, arch, rc);
@@ -122,8 +131,8 @@ int run_tune(const TuneOptions& opt) {
     }
     std::error_code ec;
     fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    rc = run_attached({ec ? std::string("tuner") : self.string(), "run", "--manifest",
-                       manifest.path.string(), "--arch", arch, "--if-stale"});
+    rc = attached({ec ? std::string("tuner") : self.string(), "run", "--manifest",
+                   manifest.path.string(), "--arch", arch, "--if-stale"});
     if (rc != 0) return rc;
   }
   return exit_ok;

@@ -6,12 +6,13 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/result.hpp>
+#include <tuner/core/version.hpp>
 
 int main(int argc, char** argv) {
   namespace cli = tune::cli;
   CLI::App app{"tuner: autotuning for CUDA C++ kernels", "tuner"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "tuner 0.1.0");
+  app.set_version_flag("--version", "tuner " + std::string(tune::tuner_version));
   cli::Run run;
   cli::add_space_command(app, run);
   cli::add_exec_command(app, run);
@@ -29,15 +30,15 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return rc == 0 ? 0 : cli::exit_bad_input;
+    return rc == 0 ? 0 : tune::exit_bad_input;
   }
   try {
-    return run ? run() : cli::exit_ok;
+    return run ? run() : tune::exit_ok;
   } catch (const tune::input_error& e) {
     fmt::print(stderr, "{}\n", e.what());
-    return cli::exit_bad_input;
+    return tune::exit_bad_input;
   } catch (const std::exception& e) {
     fmt::print(stderr, "tuner: error: {}\n", e.what());
-    return cli::exit_environment;
+    return tune::exit_environment;
   }
 }

@@ -15,10 +15,6 @@ namespace tune {
 
 Autotuner::Autotuner(std::string name) : name_(std::move(name)) {}
 
-Autotuner& Autotuner::configs(std::vector<Config> configs) {
-  configs_ = std::move(configs);
-  return *this;
-}
 Autotuner& Autotuner::prune(std::function<bool(const Config&)> keep) {
   prune_ = std::move(keep);
   return *this;
@@ -73,11 +69,6 @@ Autotuner& Autotuner::on_warning(std::function<void(const std::string&)> fn) {
 }
 
 result<Output> Autotuner::run_objective(Objective& objective) {
-  if (configs_)
-    throw error(
-        fmt::format("autotuner '{}': run_objective takes its space from the objective; "
-                    "configs() is for the closure path",
-                    name_));
   const auto start = std::chrono::steady_clock::now();
   Output out;
   auto warn = [&](const std::string& w) {

@@ -116,8 +116,6 @@ class Autotuner {
   /// `name` heads the log (`tuner`), e.g. `<kernel>/<bucket>`.
   explicit Autotuner(std::string name);
 
-  /// The space of the closure path. `run_objective` takes its space from the objective.
-  Autotuner& configs(std::vector<Config> configs);
   /// Keeps only configs for which `keep` returns true (applied before anything else).
   Autotuner& prune(std::function<bool(const Config&)> keep);
   /// Declared incumbents: each must be in the pruned space (matched by id, duplicates once)
@@ -165,7 +163,6 @@ class Autotuner {
 
  private:
   std::string name_;
-  std::optional<std::vector<Config>> configs_;
   std::function<bool(const Config&)> prune_;
   std::vector<Config> require_;
   std::optional<Config> soft_incumbent_;

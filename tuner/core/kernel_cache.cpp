@@ -286,18 +286,6 @@ void append_compile_log(const fs::path& log, std::string_view key, std::string_v
                             std::strerror(saved)));
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv) {
-  if (argv.empty()) throw error("run_process: empty argument vector");
-  CaptureOptions options;
-  options.merge_stderr = true;
-  Captured c = run_captured(argv, options);
-  ProcessResult result;
-  result.output = std::move(c.out);
-  result.signaled = c.status.signaled;
-  result.exit_status = c.status.signaled ? 128 + c.status.signal : c.status.code;
-  return result;
-}
-
 namespace {
 
 // The first line of compiler output that reads as an error, trimmed: what a reader of the
@@ -326,7 +314,9 @@ CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest
   if (auto hit = cache.lookup(request.key)) return {std::move(*hit), false};
 
   const fs::path out = cache.temp_path(request.key, ".cubin");
-  const ProcessResult run = run_process(request.command(out));
+  CaptureOptions options;
+  options.merge_stderr = true;  // nvcc's and ptxas's lines in the order written
+  const Captured run = run_captured(request.command(out), options);
   append_compile_log(compile_log, request.key, request.config_id);
 
   CacheEntry entry;
@@ -336,9 +326,9 @@ CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest
   entry.config_id = request.config_id;
   entry.argv = request.argv_keyed;
   entry.dependencies = request.dependencies;
-  entry.compiler_output = run.output;
+  entry.compiler_output = run.out;
 
-  const auto functions = parse_ptxas_resources(run.output);
+  const auto functions = parse_ptxas_resources(run.out);
   if (auto it = functions.find(request.entry); it != functions.end()) entry.resources = it->second;
 
   std::optional<std::string> over;
@@ -356,12 +346,12 @@ CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest
   if (over) {
     entry.status = CacheStatus::over_limit;
     entry.reason = *over;
-  } else if (run.exit_status != 0) {
+  } else if (!run.status.success()) {
     entry.status = CacheStatus::failed;
-    const std::string first = first_error_line(run.output);
-    entry.reason = run.signaled
-                       ? fmt::format("the compiler was killed by signal {}", run.exit_status - 128)
-                       : fmt::format("the compiler exited with status {}", run.exit_status);
+    const std::string first = first_error_line(run.out);
+    entry.reason = run.status.signaled
+                       ? fmt::format("the compiler was {}", run.status.describe())
+                       : fmt::format("the compiler exited with status {}", run.status.code);
     if (!first.empty()) entry.reason += ": " + first;
   } else if (!have_cubin) {
     entry.status = CacheStatus::failed;

@@ -138,18 +138,6 @@ class KernelCache {
 void append_compile_log(const std::filesystem::path& log, std::string_view key,
                         std::string_view config_id);
 
-/// What a finished process did.
-struct ProcessResult {
-  int exit_status = 0;  ///< the exit status, or 128 + the signal number when it was killed
-  bool signaled = false;
-  std::string output;  ///< standard output and standard error, interleaved as written
-};
-
-/// Runs `argv` (argv[0] is looked up in PATH when it has no slash) without a shell and waits
-/// for it (run_captured, tuner/core/subprocess.hpp). A program that cannot be executed exits
-/// 127 with `cannot run '<program>': <reason>` as its output.
-ProcessResult run_process(const std::vector<std::string>& argv);
-
 /// One candidate to compile into the cache.
 struct CompileRequest {
   std::string key;

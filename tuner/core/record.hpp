@@ -16,13 +16,12 @@
 
 #include <tuner/core/config.hpp>
 #include <tuner/core/result.hpp>
+#include <tuner/core/version.hpp>
 
 namespace tune {
 
 /// The record schema this build reads and writes.
 inline constexpr int record_schema_version = 1;
-/// This tuner's version, recorded in every record it writes (keep in step with project()).
-inline constexpr std::string_view tuner_version = "0.1.0";
 
 /// A stored cache key tagged with its key schema, so that a change to what keys cover makes
 /// old keys incomparable rather than wrong.

@@ -17,6 +17,7 @@
 #include <fmt/core.h>
 
 #include <tuner/core/result.hpp>
+#include <tuner/core/stop_signals.hpp>
 
 extern char** environ;
 
@@ -263,6 +264,61 @@ std::string Subprocess::last_stderr_line() const {
     end = start - 1;
   }
   return "";
+}
+
+ExitStatus run_attached(std::vector<std::string> argv) {
+  if (argv.empty()) throw error("run_attached: empty command");
+  std::vector<char*> args;
+  for (auto& a : argv)
+    args.push_back(a.data());
+  args.push_back(nullptr);
+  int status_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0)
+    throw error(fmt::format("pipe: {}", std::strerror(errno)));
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw error(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+#ifdef __linux__
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);
+#endif
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig : {SIGINT, SIGTERM, SIGPIPE})
+      ::signal(sig, SIG_DFL);
+    ::execvp(args[0], args.data());
+    const int why = errno;
+    if (::write(status_pipe[1], &why, sizeof why) < 0) {
+    }
+    ::_exit(127);
+  }
+  ::close(status_pipe[1]);
+  int why = 0;
+  ssize_t got;
+  do {
+    got = ::read(status_pipe[0], &why, sizeof why);
+  } while (got < 0 && errno == EINTR);
+  ::close(status_pipe[0]);
+  int status = 0;
+  if (got == static_cast<ssize_t>(sizeof why)) {
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    throw error(fmt::format("cannot run '{}': {}", argv[0], std::strerror(why)));
+  }
+  StopSignals::pass_on_to(pid);
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  StopSignals::forget_child();
+  ExitStatus s;
+  if (WIFSIGNALED(status)) {
+    s.signaled = true;
+    s.signal = WTERMSIG(status);
+  } else {
+    s.code = WEXITSTATUS(status);
+  }
+  return s;
 }
 
 Captured run_captured(std::vector<std::string> argv, const CaptureOptions& options) {

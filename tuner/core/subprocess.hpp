@@ -1,10 +1,14 @@
-// Child processes, the one way tune starts them. A Subprocess is a long-lived child spoken to in
-// lines: the runner's supervisor starts its measuring worker with it, sends one JSON request per
-// line on the child's stdin and reads one JSON answer per line from its stdout, with a deadline.
-// run_captured runs a command to its end and collects its output (`tuner exec`'s objective, nvcc
-// for the kernel cache, `nvcc --version`). Either way the child runs in its own process group (a
-// timeout kills whatever it started too) and dies with its parent (PR_SET_PDEATHSIG); its stderr
-// is collected, and the tail kept, so a death can be explained.
+// Child processes, the one way tune starts them, in three shapes:
+// - Subprocess: a long-lived child spoken to in lines. The supervisor (supervisor.hpp) starts
+//   its measuring worker with it, sends one request per line on the child's stdin and reads one
+//   answer per line from its stdout, with a deadline.
+// - run_captured: a command run to its end with its output collected (`tuner exec`'s objective,
+//   nvcc for the kernel cache, `nvcc --version`).
+// - run_attached: a command that shares this process's terminal (`tuner tune` running `cmake
+//   --build ... warm`), told of a stop request through StopSignals.
+// The first two run the child in its own process group (a timeout kills whatever it started
+// too); every child dies with its parent (PR_SET_PDEATHSIG), and its stderr is collected, the
+// tail kept, so a death can be explained. One ExitStatus describes how any of them ended.
 #pragma once
 
 #include <sys/types.h>
@@ -60,6 +64,12 @@ struct CaptureOptions : SpawnOptions {
 /// it left running in its process group is killed then.
 /// Throws tune::error when it cannot be started: `cannot run '<program>': <reason>`.
 Captured run_captured(std::vector<std::string> argv, const CaptureOptions& options = {});
+
+/// Runs `argv` (searched on PATH) with this process's stdin, stdout and stderr, in this
+/// process group (a Ctrl-C on the terminal reaches it directly), and waits for it. While a
+/// StopSignals lives, SIGINT and SIGTERM sent to this process alone are passed on to it; it gets
+/// them with their default actions. Throws tune::error when it cannot be started.
+ExitStatus run_attached(std::vector<std::string> argv);
 
 class Subprocess {
  public:

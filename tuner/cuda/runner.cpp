@@ -22,9 +22,11 @@
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/autotuner.hpp>
 #include <tuner/core/cache_key.hpp>
+#include <tuner/core/exit_codes.hpp>
 #include <tuner/core/kernel_cache.hpp>
 #include <tuner/core/record.hpp>
 #include <tuner/core/subprocess.hpp>
+#include <tuner/core/text.hpp>
 #include <tuner/core/toolchain.hpp>
 #include <tuner/core/verify.hpp>
 #include <tuner/cuda/bench.hpp>
@@ -37,11 +39,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-constexpr int exit_ok = 0;
-constexpr int exit_negative = 1;
-constexpr int exit_bad_input = 2;
-constexpr int exit_environment = 3;
 
 struct Options {
   bool worker = false;
