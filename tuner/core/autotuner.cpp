@@ -13,305 +13,369 @@
 
 namespace tune {
 
-Autotuner::Autotuner(std::string name) : name_(std::move(name)) {}
+Autotuner::Autotuner(std::string name) {
+  settings_.name = std::move(name);
+}
 
 Autotuner& Autotuner::prune(std::function<bool(const Config&)> keep) {
-  prune_ = std::move(keep);
+  settings_.prune = std::move(keep);
   return *this;
 }
 Autotuner& Autotuner::require(std::vector<Config> incumbents) {
-  require_ = std::move(incumbents);
+  settings_.require = std::move(incumbents);
   return *this;
 }
 Autotuner& Autotuner::soft_incumbent(Config config) {
-  soft_incumbent_ = std::move(config);
+  settings_.soft_incumbent = std::move(config);
   return *this;
 }
 Autotuner& Autotuner::runoff_policy(RunoffPolicy policy) {
-  runoff_policy_ = policy;
+  settings_.runoff_policy = policy;
   return *this;
 }
 Autotuner& Autotuner::budget(double seconds) {
-  budget_s_ = seconds;
+  settings_.budget_s = seconds;
   return *this;
 }
 Autotuner& Autotuner::arch(std::string arch) {
-  arch_ = std::move(arch);
+  settings_.arch = std::move(arch);
   return *this;
 }
 Autotuner& Autotuner::log(std::filesystem::path path) {
-  log_path_ = std::move(path);
+  settings_.log_path = std::move(path);
   return *this;
 }
 Autotuner& Autotuner::space_hash(std::string hash) {
-  space_hash_ = std::move(hash);
+  settings_.space_hash = std::move(hash);
   return *this;
 }
 Autotuner& Autotuner::source_hash(std::string hash) {
-  source_hash_ = std::move(hash);
+  settings_.source_hash = std::move(hash);
   return *this;
 }
 Autotuner& Autotuner::toolchain(std::string fingerprint) {
-  toolchain_ = std::move(fingerprint);
+  settings_.toolchain = std::move(fingerprint);
   return *this;
 }
 Autotuner& Autotuner::maximize(bool on) {
-  maximize_ = on;
+  settings_.maximize = on;
   return *this;
 }
 Autotuner& Autotuner::on_progress(std::function<void(const Progress&)> fn) {
-  on_progress_ = std::move(fn);
+  settings_.on_progress = std::move(fn);
   return *this;
 }
 Autotuner& Autotuner::on_warning(std::function<void(const std::string&)> fn) {
-  on_warning_ = std::move(fn);
+  settings_.on_warning = std::move(fn);
   return *this;
 }
 
-result<Output> Autotuner::run_objective(Objective& objective) {
-  const auto start = std::chrono::steady_clock::now();
-  Output out;
-  auto warn = [&](const std::string& w) {
-    if (on_warning_) on_warning_(w);
-    out.warnings.push_back(w);
-  };
+namespace {
 
-  // 1. Prune. `space[k]` is the objective's index of the k-th kept config.
-  const std::vector<Config>& all = objective.configs();
-  std::vector<std::size_t> space;
-  std::vector<Config> pruned;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (prune_ && !prune_(all[i])) continue;
-    space.push_back(i);
-    pruned.push_back(all[i]);
+// One run of the search, in the steps of docs/search.md: prune, open the log, resume, the
+// incumbents, the soft incumbent, the grid, the best, the runoff. Indices `k` are into the pruned
+// space; `space_[k]` is the objective's index of the k-th kept config.
+class SearchRun {
+ public:
+  SearchRun(const Autotuner::Settings& settings, Objective& objective)
+      : s_(settings), objective_(objective), start_(std::chrono::steady_clock::now()) {}
+
+  result<Output> run();
+
+ private:
+  void warn(const std::string& w) {
+    if (s_.on_warning) s_.on_warning(w);
+    out_.warnings.push_back(w);
+  }
+  void prune();
+  std::optional<diagnostic> open_log();
+  std::optional<diagnostic> find_incumbents();
+  bool take(std::size_t k, Phase phase);
+  bool budget_left() const;
+  void soft_incumbent();
+  void grid();
+  void choose_best();
+  void runoff();
+  void apply_runoff(const RunoffPairs& pairs, std::size_t inc, std::size_t chal);
+  void log_runoff(Trial t, std::size_t k, const RunoffPairs& pairs);
+  void set_best(std::optional<std::size_t> trial);
+  std::size_t k_of(std::size_t trial) const { return position_.at(out_.trials[trial].id()); }
+  bool is_required(std::size_t k) const {
+    return std::find(incumbents_.begin(), incumbents_.end(), k) != incumbents_.end();
   }
 
-  // 2. Open the log first, so that a later error still leaves a headed log.
-  std::optional<TrialLog> log;
-  if (log_path_) {
-    LogHeader header;
-    header.tuner = name_;
-    header.space_hash = space_hash_ ? *space_hash_ : Space::pruned_space_hash(pruned);
-    header.arch = arch_;
-    header.source_hash = source_hash_;
-    header.toolchain = toolchain_;
-    header.objective = maximize_ ? "maximize" : "minimize";
-    result<TrialLog> opened = TrialLog::open(*log_path_, header);
-    if (!opened) return fail(opened.error());
-    log.emplace(std::move(*opened));
-    for (const std::string& w : log->warnings())
-      warn(w);
-  }
+  const Autotuner::Settings& s_;
+  Objective& objective_;
+  std::chrono::steady_clock::time_point start_;
+  Output out_;
+  std::vector<std::size_t> space_;
+  std::vector<Config> pruned_;
+  std::optional<TrialLog> log_;
+  std::vector<std::optional<std::string>> keys_;
+  std::map<std::string, Trial> adopt_;
+  std::unordered_map<std::string, std::size_t> position_;
+  std::vector<std::size_t> incumbents_;
+  std::vector<bool> visited_;
+  std::optional<std::size_t> soft_;
+};
 
-  // 3. Resume state: measured trials still in the space, with the current cache key.
-  std::vector<std::optional<std::string>> keys(pruned.size());
-  for (std::size_t k = 0; k < pruned.size(); ++k)
-    keys[k] = objective.cache_key(space[k]);
-  std::map<std::string, Trial> adopt;
-  if (log) adopt = adoptable_trials(log->trials(), pruned, &keys);
-
-  // 4. Required configs, matched by id; all checked before anything is measured.
-  std::unordered_map<std::string, std::size_t> position;
-  for (std::size_t k = 0; k < pruned.size(); ++k)
-    position.emplace(pruned[k].id(), k);
-  std::vector<std::size_t> incumbents;
-  std::unordered_set<std::string> seen;
-  for (const Config& c : require_) {
-    std::string id = c.id();
-    if (!seen.insert(id).second) continue;
-    auto it = position.find(id);
-    if (it == position.end())
-      return fail("", 0, 0,
-                  fmt::format("required config '{}' is not in the space{}", id,
-                              prune_ ? " after pruning" : ""));
-    incumbents.push_back(it->second);
-  }
-
-  std::vector<bool> visited(pruned.size(), false);
-  // Adopts or measures the k-th config; returns whether it was measured now.
-  auto take = [&](std::size_t k, Phase phase) {
-    visited[k] = true;
-    bool resumed = false;
-    if (auto it = adopt.find(pruned[k].id()); it != adopt.end()) {
-      out.trials.push_back(it->second);
-      ++out.resumed;
-      resumed = true;
-    } else {
-      Trial t = objective.measure(space[k]);
-      t.config = pruned[k];
-      t.phase = phase;
-      if (t.time.empty()) t.time = utc_now_iso8601();
-      if (!t.cache_key) t.cache_key = keys[k];
-      if (log) log->append(t);
-      out.trials.push_back(std::move(t));
-    }
-    if (on_progress_)
-      on_progress_(Progress{out.trials.size(), pruned.size(), out.trials.back(), resumed});
-    return !resumed;
-  };
-
-  for (std::size_t k : incumbents) {
-    bool fresh = take(k, Phase::required);
-    const Trial& t = out.trials.back();
+result<Output> SearchRun::run() {
+  prune();
+  // The log first, so that a later error still leaves a headed log.
+  if (auto d = open_log()) return fail(*d);
+  if (auto d = find_incumbents()) return fail(*d);
+  for (std::size_t k : incumbents_) {
+    const bool fresh = take(k, Phase::required);
+    const Trial& t = out_.trials.back();
     if (fresh && !t.is_measured()) {
-      out.incumbent_failure =
+      out_.incumbent_failure =
           fmt::format("incumbent {} failed: {}; cannot guarantee the winner beat it", t.id(),
                       t.state.invalid()->reason);
-      return out;
+      return std::move(out_);
     }
   }
+  soft_incumbent();
+  grid();
+  choose_best();
+  if (out_.best_index && !s_.maximize) runoff();
+  return std::move(out_);
+}
 
-  auto budget_left = [&] {
-    if (budget_s_) {
-      std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-      if (elapsed.count() >= *budget_s_) return false;
-    }
-    std::optional<double> remaining = objective.budget_remaining();
-    return !(remaining && *remaining <= 0);
-  };
-
-  // 4b. The soft incumbent (the committed winner): measured next, so that it wins ties of the
-  // sequential medians; dropped with a warning when it left the space or fails.
-  std::optional<std::size_t> soft;
-  if (soft_incumbent_) {
-    const std::string id = soft_incumbent_->id();
-    auto it = position.find(id);
-    if (it == position.end()) {
-      warn(fmt::format("committed winner {} is no longer in the space{}; dropped", id,
-                       prune_ ? " after pruning" : ""));
-    } else if (visited[it->second]) {
-      soft = it->second;  // also required: measured already
-    } else {
-      take(it->second, Phase::search);
-      const Trial& t = out.trials.back();
-      if (t.is_measured()) {
-        soft = it->second;
-      } else {
-        warn(fmt::format("committed winner {} failed: {}; dropped", id, t.state.invalid()->reason));
-      }
-    }
+void SearchRun::prune() {
+  const std::vector<Config>& all = objective_.configs();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (s_.prune && !s_.prune(all[i])) continue;
+    space_.push_back(i);
+    pruned_.push_back(all[i]);
   }
+  for (std::size_t k = 0; k < pruned_.size(); ++k)
+    position_.emplace(pruned_[k].id(), k);
+  visited_.assign(pruned_.size(), false);
+}
 
-  // 5. Grid: the rest in enumeration order; the budget is checked before each measurement
-  // (adopting a logged trial costs nothing, so those are taken whatever the budget).
-  for (std::size_t k = 0; k < pruned.size(); ++k) {
-    if (visited[k]) continue;
-    if (!adopt.contains(pruned[k].id()) && !budget_left()) {
-      out.budget_exhausted = true;
+// Opens the log and reads the resume state: measured trials still in the space, with the
+// current cache key.
+std::optional<diagnostic> SearchRun::open_log() {
+  keys_.resize(pruned_.size());
+  for (std::size_t k = 0; k < pruned_.size(); ++k)
+    keys_[k] = objective_.cache_key(space_[k]);
+  if (!s_.log_path) return std::nullopt;
+  LogHeader header;
+  header.tuner = s_.name;
+  header.space_hash = s_.space_hash ? *s_.space_hash : Space::pruned_space_hash(pruned_);
+  header.arch = s_.arch;
+  header.source_hash = s_.source_hash;
+  header.toolchain = s_.toolchain;
+  header.objective = s_.maximize ? "maximize" : "minimize";
+  result<TrialLog> opened = TrialLog::open(*s_.log_path, header);
+  if (!opened) return opened.error();
+  log_.emplace(std::move(*opened));
+  for (const std::string& w : log_->warnings())
+    warn(w);
+  adopt_ = adoptable_trials(log_->trials(), pruned_, &keys_);
+  return std::nullopt;
+}
+
+// Required configs, matched by id (duplicates once); all checked before anything is measured.
+std::optional<diagnostic> SearchRun::find_incumbents() {
+  std::unordered_set<std::string> seen;
+  for (const Config& c : s_.require) {
+    std::string id = c.id();
+    if (!seen.insert(id).second) continue;
+    auto it = position_.find(id);
+    if (it == position_.end())
+      return diagnostic{"", 0, 0,
+                        fmt::format("required config '{}' is not in the space{}", id,
+                                    s_.prune ? " after pruning" : "")};
+    incumbents_.push_back(it->second);
+  }
+  return std::nullopt;
+}
+
+// Adopts or measures the k-th config; returns whether it was measured now.
+bool SearchRun::take(std::size_t k, Phase phase) {
+  visited_[k] = true;
+  bool resumed = false;
+  if (auto it = adopt_.find(pruned_[k].id()); it != adopt_.end()) {
+    out_.trials.push_back(it->second);
+    ++out_.resumed;
+    resumed = true;
+  } else {
+    Trial t = objective_.measure(space_[k]);
+    t.config = pruned_[k];
+    t.phase = phase;
+    if (t.time.empty()) t.time = utc_now_iso8601();
+    if (!t.cache_key) t.cache_key = keys_[k];
+    if (log_) log_->append(t);
+    out_.trials.push_back(std::move(t));
+  }
+  if (s_.on_progress)
+    s_.on_progress(Progress{out_.trials.size(), pruned_.size(), out_.trials.back(), resumed});
+  return !resumed;
+}
+
+bool SearchRun::budget_left() const {
+  if (s_.budget_s) {
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
+    if (elapsed.count() >= *s_.budget_s) return false;
+  }
+  const std::optional<double> remaining = objective_.budget_remaining();
+  return !(remaining && *remaining <= 0);
+}
+
+// The committed winner: measured next, so that it wins ties of the sequential medians; dropped
+// with a warning when it left the space or fails.
+void SearchRun::soft_incumbent() {
+  if (!s_.soft_incumbent) return;
+  const std::string id = s_.soft_incumbent->id();
+  auto it = position_.find(id);
+  if (it == position_.end()) {
+    warn(fmt::format("committed winner {} is no longer in the space{}; dropped", id,
+                     s_.prune ? " after pruning" : ""));
+  } else if (visited_[it->second]) {
+    soft_ = it->second;  // also required: measured already
+  } else {
+    take(it->second, Phase::search);
+    const Trial& t = out_.trials.back();
+    if (t.is_measured())
+      soft_ = it->second;
+    else
+      warn(fmt::format("committed winner {} failed: {}; dropped", id, t.state.invalid()->reason));
+  }
+}
+
+// The rest in enumeration order; the budget is checked before each measurement (adopting a
+// logged trial costs nothing, so those are taken whatever the budget).
+void SearchRun::grid() {
+  for (std::size_t k = 0; k < pruned_.size(); ++k) {
+    if (visited_[k]) continue;
+    if (!adopt_.contains(pruned_[k].id()) && !budget_left()) {
+      out_.budget_exhausted = true;
       continue;
     }
     take(k, Phase::search);
   }
+}
 
-  // 6. Best sequential median (no runoff on the objective path); the earlier trial wins ties.
-  for (std::size_t i = 0; i < out.trials.size(); ++i) {
-    const auto* m = out.trials[i].state.measured();
+// The best sequential median; the earlier trial wins ties.
+void SearchRun::choose_best() {
+  for (std::size_t i = 0; i < out_.trials.size(); ++i) {
+    const auto* m = out_.trials[i].state.measured();
     if (m == nullptr) continue;
-    if (out.best_index) {
-      double best = out.trials[*out.best_index].state.measured()->median_ms;
-      if (maximize_ ? !(m->median_ms > best) : !(m->median_ms < best)) continue;
+    if (out_.best_index) {
+      const double best = out_.trials[*out_.best_index].state.measured()->median_ms;
+      if (s_.maximize ? !(m->median_ms > best) : !(m->median_ms < best)) continue;
     }
-    out.best_index = i;
+    out_.best_index = i;
   }
-  if (out.best_index) out.best = out.trials[*out.best_index].config;
-  if (!out.best_index || maximize_) return out;
+  if (out_.best_index) out_.best = out_.trials[*out_.best_index].config;
+}
 
-  // 7. The runoff between the two best distinct configs (each config has one trial here).
+void SearchRun::set_best(std::optional<std::size_t> trial) {
+  out_.best_index = trial;
+  out_.best = trial ? std::optional<Config>(out_.trials[*trial].config) : std::nullopt;
+}
+
+// The runoff between the two best distinct configs (each config has one trial here). Its
+// incumbent is the soft incumbent when it is a finalist, else a required config that is, else
+// the sequential leader.
+void SearchRun::runoff() {
   std::optional<std::size_t> second;
-  for (std::size_t i = 0; i < out.trials.size(); ++i) {
-    const auto* m = out.trials[i].state.measured();
-    if (m == nullptr || i == *out.best_index) continue;
-    if (second && !(m->median_ms < out.trials[*second].state.measured()->median_ms)) continue;
+  for (std::size_t i = 0; i < out_.trials.size(); ++i) {
+    const auto* m = out_.trials[i].state.measured();
+    if (m == nullptr || i == *out_.best_index) continue;
+    if (second && !(m->median_ms < out_.trials[*second].state.measured()->median_ms)) continue;
     second = i;
   }
-  if (!second) return out;
+  if (!second) return;
   if (!budget_left()) {
     warn(fmt::format("no runoff: the budget is exhausted; {} wins on its sequential median",
-                     out.trials[*out.best_index].id()));
-    return out;
+                     out_.trials[*out_.best_index].id()));
+    return;
   }
-  auto k_of = [&](std::size_t trial) { return position.at(out.trials[trial].id()); };
-  auto is_required = [&](std::size_t k) {
-    return std::find(incumbents.begin(), incumbents.end(), k) != incumbents.end();
-  };
-  std::size_t inc = *out.best_index;  // trial indices
+  std::size_t inc = *out_.best_index;  // trial indices
   std::size_t chal = *second;
-  if (soft && k_of(chal) == *soft) {
+  if (soft_ && k_of(chal) == *soft_) {
     std::swap(inc, chal);
-  } else if (!(soft && k_of(inc) == *soft) && !is_required(k_of(inc)) && is_required(k_of(chal))) {
+  } else if (!(soft_ && k_of(inc) == *soft_) && !is_required(k_of(inc)) &&
+             is_required(k_of(chal))) {
     std::swap(inc, chal);
   }
+  std::optional<RunoffPairs> pairs = objective_.runoff(space_[k_of(inc)], space_[k_of(chal)]);
+  if (pairs) apply_runoff(*pairs, inc, chal);
+}
+
+void SearchRun::log_runoff(Trial t, std::size_t k, const RunoffPairs& pairs) {
+  t.config = pruned_[k];
+  t.phase = Phase::runoff;
+  if (t.time.empty()) t.time = utc_now_iso8601();
+  if (!t.cache_key) t.cache_key = keys_[k];
+  if (!t.device) t.device = pairs.device;
+  if (log_) log_->append(t);
+  out_.runoff_trials.push_back(std::move(t));
+}
+
+// Logs the runoff's trials and decides: a forfeit, a failed paired bench (the incumbent keeps
+// its place) or the statistics of the pairs.
+void SearchRun::apply_runoff(const RunoffPairs& pairs, std::size_t inc, std::size_t chal) {
   const std::size_t inc_k = k_of(inc);
   const std::size_t chal_k = k_of(chal);
-  std::optional<RunoffPairs> pairs = objective.runoff(space[inc_k], space[chal_k]);
-  if (!pairs) return out;
-
-  auto log_runoff = [&](Trial t, std::size_t k) {
-    t.config = pruned[k];
-    t.phase = Phase::runoff;
-    if (t.time.empty()) t.time = utc_now_iso8601();
-    if (!t.cache_key) t.cache_key = keys[k];
-    if (!t.device) t.device = pairs->device;
-    if (log) log->append(t);
-    out.runoff_trials.push_back(std::move(t));
-  };
-  const std::string inc_id = pruned[inc_k].id();
-  const std::string chal_id = pruned[chal_k].id();
-  auto set_best = [&](std::optional<std::size_t> trial) {
-    out.best_index = trial;
-    out.best = trial ? std::optional<Config>(out.trials[*trial].config) : std::nullopt;
-  };
-
-  if (pairs->incumbent_failure || pairs->challenger_failure) {
+  const std::string inc_id = pruned_[inc_k].id();
+  const std::string chal_id = pruned_[chal_k].id();
+  if (pairs.incumbent_failure || pairs.challenger_failure) {
     RunoffStats stats;
     stats.outcome = RunoffOutcome::forfeit;
-    stats.margin_pct = runoff_policy_.margin_pct;
-    stats.alpha = runoff_policy_.alpha;
+    stats.margin_pct = s_.runoff_policy.margin_pct;
+    stats.alpha = s_.runoff_policy.alpha;
     stats.incumbent = inc_id;
     stats.challenger = chal_id;
-    for (auto [failure, k] : {std::pair{&pairs->incumbent_failure, inc_k},
-                              std::pair{&pairs->challenger_failure, chal_k}}) {
+    for (auto [failure, k] : {std::pair{&pairs.incumbent_failure, inc_k},
+                              std::pair{&pairs.challenger_failure, chal_k}}) {
       if (!*failure) continue;
       Trial t = Trial::invalid("runoff setup failed: " + **failure);
       t.runoff = stats;
-      log_runoff(std::move(t), k);
+      log_runoff(std::move(t), k, pairs);
     }
-    if (pairs->incumbent_failure && pairs->challenger_failure) {
+    if (pairs.incumbent_failure && pairs.challenger_failure) {
       warn(fmt::format("both finalists failed their runoff setup ({} and {}); no winner", inc_id,
                        chal_id));
       set_best(std::nullopt);
     } else {
-      const bool inc_wins = !pairs->incumbent_failure;
+      const bool inc_wins = !pairs.incumbent_failure;
       stats.winner = inc_wins ? inc_id : chal_id;
       set_best(inc_wins ? inc : chal);
     }
-    out.runoff = stats;
-    return out;
+    out_.runoff = stats;
+    return;
   }
-  if (pairs->failure) {
+  if (pairs.failure) {
     warn(fmt::format("runoff of {} against {} failed: {}; {} keeps its place", chal_id, inc_id,
-                     *pairs->failure, inc_id));
+                     *pairs.failure, inc_id));
     set_best(inc);
-    return out;
+    return;
   }
-
   RunoffStats stats =
-      decide_runoff(pairs->incumbent_ms, pairs->challenger_ms, runoff_policy_, inc_id, chal_id);
+      decide_runoff(pairs.incumbent_ms, pairs.challenger_ms, s_.runoff_policy, inc_id, chal_id);
   for (auto [samples, k] :
-       {std::pair{&pairs->incumbent_ms, inc_k}, std::pair{&pairs->challenger_ms, chal_k}}) {
+       {std::pair{&pairs.incumbent_ms, inc_k}, std::pair{&pairs.challenger_ms, chal_k}}) {
     std::vector<double> sorted = *samples;
     std::sort(sorted.begin(), sorted.end());
     const std::size_t n = sorted.size();
     const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     Trial t = Trial::measured(median, sorted.front(), static_cast<std::int64_t>(n));
     t.runoff = stats;
-    t.warnings = pairs->warnings;
-    t.batched = pairs->batched;
-    log_runoff(std::move(t), k);
+    t.warnings = pairs.warnings;
+    t.batched = pairs.batched;
+    log_runoff(std::move(t), k, pairs);
   }
   set_best(stats.outcome == RunoffOutcome::challenger_wins ? chal : inc);
-  out.runoff = stats;
-  return out;
+  out_.runoff = stats;
+}
+
+}  // namespace
+
+result<Output> Autotuner::run_objective(Objective& objective) {
+  return SearchRun(settings_, objective).run();
 }
 
 }  // namespace tune

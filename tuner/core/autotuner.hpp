@@ -161,21 +161,26 @@ class Autotuner {
   /// tune::error on I/O failure and lets the objective's exceptions through.
   result<Output> run_objective(Objective& objective);
 
+  /// What the builder collected; the search reads it.
+  struct Settings {
+    std::string name;
+    std::function<bool(const Config&)> prune;
+    std::vector<Config> require;
+    std::optional<Config> soft_incumbent;
+    RunoffPolicy runoff_policy;
+    std::optional<double> budget_s;
+    std::string arch;
+    std::optional<std::filesystem::path> log_path;
+    std::optional<std::string> space_hash;
+    std::optional<std::string> source_hash;
+    std::optional<std::string> toolchain;
+    bool maximize = false;
+    std::function<void(const Progress&)> on_progress;
+    std::function<void(const std::string&)> on_warning;
+  };
+
  private:
-  std::string name_;
-  std::function<bool(const Config&)> prune_;
-  std::vector<Config> require_;
-  std::optional<Config> soft_incumbent_;
-  RunoffPolicy runoff_policy_;
-  std::optional<double> budget_s_;
-  std::string arch_;
-  std::optional<std::filesystem::path> log_path_;
-  std::optional<std::string> space_hash_;
-  std::optional<std::string> source_hash_;
-  std::optional<std::string> toolchain_;
-  bool maximize_ = false;
-  std::function<void(const Progress&)> on_progress_;
-  std::function<void(const std::string&)> on_warning_;
+  Settings settings_;
 };
 
 }  // namespace tune
