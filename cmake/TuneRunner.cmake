@@ -1,6 +1,6 @@
-# The runner of a kernel with a HARNESS (tuner/cuda/runner.hpp): an executable made of the
-# tune_runner library (the supervisor, the measuring worker and `main`) and the kernel's harness
-# sources. `tuner run` and the tune.<name> target run it; the manifest names it.
+# The runner of a kernel with a HARNESS (tuner/cuda/worker.hpp): an executable made of the
+# tune_runner library (the measuring worker and `main`) and the kernel's harness sources. `tuner
+# run` and the tune.<name> target start it as their measuring worker; the manifest names it.
 include_guard(GLOBAL)
 
 # _tune_add_runner(<name> <out-json> <harness>...): with harness sources and the tune::runner

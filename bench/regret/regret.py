@@ -10,7 +10,8 @@ tuned, on the GPU that tuned it:
 - achieved bandwidth or FLOP rate of the winner against the H200's ceilings measured in the same
   call (a device-to-device copy counting bytes read plus written; a bf16 8192^3 matrix product).
 
-It speaks the runner's worker protocol (tuner/cuda/runner.cpp) directly: one worker per bucket.
+It speaks the worker protocol (tuner/core/worker_protocol.hpp) to the runner directly: one worker
+per bucket.
 
 Usage: regret.py --build build-gpu [--device 0] [--json out.json]
 """
@@ -74,7 +75,7 @@ def work(kernel, shape):
 class Worker:
     def __init__(self, runner, manifest, bucket, arch, device):
         self.p = subprocess.Popen(
-            [runner, "--worker", "--manifest", manifest, "--bucket", bucket, "--arch", arch,
+            [runner, "--manifest", manifest, "--bucket", bucket, "--arch", arch,
              "--device", str(device)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         ready = json.loads(self.p.stdout.readline())

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""CPU tests of the runner's supervisor and of `tuner run`, with a fake worker.
+"""CPU tests of `tuner run` and its supervisor (tuner/core/supervisor.hpp), with a fake worker.
 
-The runner under test is a real runner executable (tune_runner plus a stand-in harness,
-tests/data/runner/fake_harness.cpp; its path comes in TUNE_TEST_RUNNER). The supervisor never
-creates a CUDA context; TUNE_RUNNER_WORKER_CMD replaces its worker with
-tests/data/runner/fake_worker.py, which crashes, hangs and answers nonsense on chosen
-candidates. The kernel cache is written by the test: BLOCK=32 has no entry ("not compiled"),
-BLOCK=2048 a failed one, every other candidate an ok entry with a dummy cubin.
+The manifest names a real runner executable (tune_runner plus a stand-in harness,
+tests/data/runner/fake_harness.cpp; its path comes in TUNE_TEST_RUNNER), the measuring worker.
+TUNE_RUNNER_WORKER_CMD replaces it with tests/data/runner/fake_worker.py, which speaks the worker
+protocol and crashes, hangs and answers nonsense on chosen candidates; the supervisor in `tuner
+run` never creates a CUDA context. The kernel cache is written by the test: BLOCK=32 has no
+entry ("not compiled"), BLOCK=2048 a failed one, every other candidate an ok entry with a dummy
+cubin. Both buckets see the same fake; the tests look at the bucket 'n<=4096'.
 """
 import hashlib
 import json
@@ -87,10 +88,9 @@ class RunnerCli(unittest.TestCase):
         settings.update(extra)
         return clitest.env(**settings)
 
-    def runner(self, *extra, env=None, timeout=120):
-        cmd = [RUNNER, "--manifest", str(self.manifest), "--bucket", BUCKET, "--log",
-               str(self.log), "--result", str(self.result), "--timeout", "1", *extra]
-        self.log.parent.mkdir(parents=True, exist_ok=True)
+    def tune(self, *extra, env=None, timeout=120):
+        """`tuner run` of every bucket, one second per candidate."""
+        cmd = [TUNER, "run", "--manifest", str(self.manifest), "--timeout", "1", *extra]
         return subprocess.run(cmd, capture_output=True, text=True, env=env or self.env(),
                               timeout=timeout)
 
@@ -98,11 +98,25 @@ class RunnerCli(unittest.TestCase):
         lines = self.log.read_text().splitlines()
         return [json.loads(l) for l in lines[1:]]
 
-    def side_lines(self):
-        return self.side.read_text().splitlines() if self.side.exists() else []
+    def side_lines(self, bucket=None):
+        """The fake's notes; with `bucket`, only those of workers started for that bucket."""
+        lines = self.side.read_text().splitlines() if self.side.exists() else []
+        if bucket is None:
+            return lines
+        out, current, start = [], None, None
+        for l in lines:
+            if l.startswith("start "):
+                start = l
+            elif l.startswith("bucket "):
+                current = l.split(" ", 1)[1]
+                if current == bucket:
+                    out.append(start)
+            elif current == bucket:
+                out.append(l)
+        return out
 
     def test_failures_become_invalid_trials_and_the_search_goes_on(self):
-        r = self.runner()
+        r = self.tune()
         self.assertEqual(r.returncode, 0, r.stderr)
         trials = self.trials()
         by_id = {t["config_id"]: t for t in trials if t["phase"] != "runoff"}
@@ -125,7 +139,7 @@ class RunnerCli(unittest.TestCase):
         # Every candidate that killed its worker was followed by a fresh one: the first, one
         # after the crash, one after the hang, one after the nonsense. The two cached failures
         # never reached a worker.
-        side = self.side_lines()
+        side = self.side_lines(BUCKET)
         self.assertEqual(len([l for l in side if l.startswith("start ")]), 4, side)
         self.assertEqual([l for l in side if l.startswith("measure ")],
                          [f"measure {block(b)}" for b in [64, 128, 256, 512, 1024]])
@@ -147,27 +161,29 @@ class RunnerCli(unittest.TestCase):
         self.assertIn(f"{BUCKET}: winner BLOCK=512 at 1.9531 ms, by runoff challenger_wins "
                       "(20 pairs, ", r.stderr)
 
+        self.assertIn(f"{BUCKET}: note: worker pid ", r.stderr)
+
         # Resumed: no measured trial is measured again; the invalid ones are retried, and the
-        # runoff runs again.
+        # runoff runs again, the record's winner (BLOCK=512 now) defending.
         self.side.unlink()
-        r = self.runner()
+        r = self.tune()
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual([l for l in self.side_lines() if l.startswith("measure ")],
+        self.assertEqual([l for l in self.side_lines(BUCKET) if l.startswith("measure ")],
                          [f"measure {block(b)}" for b in [128, 256, 1024]])
-        self.assertEqual([l for l in self.side_lines() if l.startswith("runoff ")],
-                         [f"runoff {block(64)} {block(512)}"])
+        self.assertEqual([l for l in self.side_lines(BUCKET) if l.startswith("runoff ")],
+                         [f"runoff {block(512)} {block(64)}"])
 
     def test_committed_winner_is_the_soft_incumbent(self):
         r = subprocess.run([TUNER, "record", "set", "--manifest", str(self.manifest), "--bucket",
                             BUCKET, "--config", block(512)], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        r = self.runner()
+        r = self.tune()
         self.assertEqual(r.returncode, 0, r.stderr)
         # Measured right after the required config, then the grid; it defends the runoff
         # (before the required config).
-        self.assertEqual([l for l in self.side_lines() if l.startswith("measure ")],
+        self.assertEqual([l for l in self.side_lines(BUCKET) if l.startswith("measure ")],
                          [f"measure {block(b)}" for b in [64, 512, 128, 256, 1024]])
-        self.assertEqual([l for l in self.side_lines() if l.startswith("runoff ")],
+        self.assertEqual([l for l in self.side_lines(BUCKET) if l.startswith("runoff ")],
                          [f"runoff {block(512)} {block(64)}"])
         result = json.loads(self.result.read_text())
         self.assertEqual(result["best"]["config_id"], block(512))
@@ -179,7 +195,7 @@ class RunnerCli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         space = self.dir / "src" / "saxpy.toml"
         space.write_text(space.read_text().replace("512, ", ""))
-        r = self.runner()
+        r = self.tune()
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"{BUCKET}: warning: committed winner BLOCK=512 is no longer in the space; "
                       "dropped\n", r.stderr)
@@ -188,28 +204,43 @@ class RunnerCli(unittest.TestCase):
     def test_worker_that_cannot_start_is_a_broken_environment(self):
         env = self.env(TUNE_RUNNER_WORKER_CMD=f"{sys.executable} -c 'import sys; "
                        "sys.stderr.write(\"no CUDA device: none found\\n\"); sys.exit(3)'")
-        r = self.runner(env=env)
+        r = self.tune(env=env)
         self.assertEqual(r.returncode, 3, r.stderr)
         self.assertEqual(r.stderr.splitlines()[-1],
-                         "runner: error: the measuring worker did not start: exit status 3: "
+                         "tuner run: error: the measuring worker did not start: exit status 3: "
                          "no CUDA device: none found")
         self.assertFalse(self.result.exists())
         self.assertEqual(self.trials(), [])
+
+    def test_worker_of_another_protocol_is_refused_with_the_fix(self):
+        r = self.tune(env=self.env(FAKE_PROTOCOL="2"))
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertEqual(r.stderr.splitlines()[-1],
+                         "tuner run: error: the measuring worker did not start: it speaks worker "
+                         "protocol 2 and this tuner speaks 1: rebuild it (cmake --build "
+                         f"{self.build} --target saxpy.runner)")
+        self.assertEqual(self.trials(), [])
+
+    def test_the_runner_is_only_the_worker(self):
+        r = subprocess.run([RUNNER, "--manifest", str(self.manifest), "--bucket", BUCKET,
+                            "--arch", "sm_90", "--log", str(self.log)],
+                           capture_output=True, text=True, env=self.env())
+        self.assertEqual((r.returncode, r.stderr),
+                         (2, "runner: error: the runner is the measuring worker only; tune a "
+                             f"kernel with `tuner run --manifest {self.manifest}`\n"))
 
     @unittest.skipIf(os.path.exists("/dev/nvidiactl"), "an NVIDIA driver is running here")
     def test_real_worker_without_a_driver_is_a_broken_environment(self):
         env = self.env()
         del env["TUNE_RUNNER_WORKER_CMD"]
-        r = self.runner(env=env)
+        r = self.tune(env=env)
         self.assertEqual(r.returncode, 3, r.stderr)
         self.assertEqual(r.stderr.splitlines()[-1],
-                         "runner: error: the measuring worker did not start: no CUDA driver: "
+                         "tuner run: error: the measuring worker did not start: no CUDA driver: "
                          "libcuda.so.1 not found (is the NVIDIA driver installed?)")
 
     def test_sigint_kills_the_worker_and_leaves_the_log_consistent(self):
-        cmd = [RUNNER, "--manifest", str(self.manifest), "--bucket", BUCKET, "--log",
-               str(self.log), "--result", str(self.result), "--timeout", "60"]
-        self.log.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [TUNER, "run", "--manifest", str(self.manifest), "--timeout", "60"]
         env = self.env()
         p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
         # Wait until the worker is inside BLOCK=256 (it hangs there).
@@ -220,8 +251,9 @@ class RunnerCli(unittest.TestCase):
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=30)
         self.assertEqual(p.returncode, 130, err)
-        self.assertEqual(err.splitlines()[-1],
-                         f"{BUCKET}: interrupted; the log keeps every finished trial")
+        self.assertEqual(err.splitlines()[-2:], [
+            f"{BUCKET}: interrupted; the log keeps every finished trial",
+            "tuner run: interrupted; no record written (run again to resume)"])
         self.assertFalse(self.result.exists())
         self.assertEqual([t["config_id"] for t in self.trials()], [block(64), block(128)])
         workers = [int(l.split()[1]) for l in self.side_lines() if l.startswith("start ")]
@@ -313,26 +345,25 @@ class RunnerCli(unittest.TestCase):
                             BUCKET, "--config", block(64)], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         old = self.record.read_bytes()
-        # The runner writes the logs and the results; `tuner run` writes the record.
-        runner_points = ["log-header-before-write", "log-header-after-write",
-                         "log-append-before-write:2", "log-append-torn:2",
-                         "log-append-after-write:2", "result-save-before-write",
-                         "result-save-before-rename", "result-save-after-rename"]
-        record_points = ["record-save-before-write", "record-save-before-rename",
-                         "record-save-after-rename"]
+        # `tuner run` writes the logs, the results and the record; the kill takes its worker too.
+        points = ["log-header-before-write", "log-header-after-write",
+                  "log-append-before-write:2", "log-append-torn:2", "log-append-after-write:2",
+                  "result-save-before-write", "result-save-before-rename",
+                  "result-save-after-rename", "record-save-before-write",
+                  "record-save-before-rename", "record-save-after-rename"]
         new = None
-        for point in runner_points + record_points:
+        for point in points:
             with self.subTest(point=point):
                 shutil.rmtree(self.logdir / "sm_90", ignore_errors=True)
                 self.record.write_bytes(old)
                 self.measures()
                 r = self.tuner_run(env=self.env(FAKE_TAME=1, TUNE_FAULT_INJECT=point))
-                if point in runner_points:
-                    self.assertEqual(r.returncode, 3, r.stderr)
-                    self.assertIn(f"tuner run: error: the runner of bucket '{BUCKET}' was "
-                                  "killed by SIGKILL; no record written", r.stderr)
-                else:
-                    self.assertEqual(r.returncode, -signal.SIGKILL, r.stderr)
+                self.assertEqual(r.returncode, -signal.SIGKILL, r.stderr)
+                for pid in [int(l.split()[1]) for l in self.side_lines() if l.startswith("start ")]:
+                    deadline = time.time() + 10  # the worker dies with its parent
+                    while time.time() < deadline and os.path.exists(f"/proc/{pid}"):
+                        time.sleep(0.02)
+                    self.assertFalse(os.path.exists(f"/proc/{pid}"), f"worker {pid} outlived")
                 after_kill = self.record.read_bytes()
                 measured_before = self.logged_measured()
                 in_flight = set(self.measures()) - set(measured_before)

@@ -71,7 +71,7 @@ class InstallTest(unittest.TestCase):
         self.assertEqual(m["runner"], str(runner))
         h = run([runner, "--help"])
         self.assertEqual(h.rc, 0, h)
-        self.assertIn("measures one bucket of a tunable kernel on the GPU", h.stdout)
+        self.assertIn("measures candidates of one bucket of a tunable kernel on the GPU", h.stdout)
 
     def test_5_the_header_and_the_library_work_from_the_prefix(self):
         b = run([consumer.ARGS.cmake, "--build", self.build, "--target", "show_winner",

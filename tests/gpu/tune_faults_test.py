@@ -41,7 +41,7 @@ def workers_of(manifest):
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"--worker" in argv and str(manifest).encode() in argv:
+        if argv[0].endswith(b".runner") and str(manifest).encode() in argv:
             pids.append(int(entry.name))
     return pids
 

@@ -32,9 +32,21 @@ TEST(StopSignalsTest, RemembersTheSignalAndRestoresTheOldHandler) {
   EXPECT_EQ(after.sa_handler, before.sa_handler);
 }
 
-TEST(StopSignalsTest, OnlyOneOwnerAtATime) {
-  StopSignals stop;
-  EXPECT_THROW(StopSignals second, error);
+TEST(StopSignalsTest, NestedOwnersShareTheOutermost) {
+  struct sigaction before {};
+  ::sigaction(SIGINT, nullptr, &before);
+  StopSignals outer;
+  {
+    StopSignals inner;
+    ::raise(SIGINT);
+  }
+  // The inner one restored nothing: the outer one still handles and remembers the signal.
+  EXPECT_EQ(StopSignals::received(), SIGINT);
+  ::raise(SIGINT);
+  EXPECT_EQ(StopSignals::received(), SIGINT);
+  struct sigaction now {};
+  ::sigaction(SIGINT, nullptr, &now);
+  EXPECT_NE(now.sa_handler, before.sa_handler);
 }
 
 TEST(StopSignalsTest, KillOnStopEndsTheChildsProcessGroup) {

@@ -1,22 +1,25 @@
-// `tuner run --manifest M [--bucket B] [--arch A] [--budget S] [--timeout S] [--device N]`:
-// tunes a kernel on the GPU by running its runner (tuner/cuda/runner.hpp) once per
-// architecture and bucket, each with its trial log at
-// `<log_dir>/<arch>/<encode_bucket(bucket)>.trials.jsonl` and its result beside it
-// (`.result.json`), then writes the architecture's record, only when every bucket has a winner,
-// and verifies it the way `tuner verify` does.
+// `tuner run --manifest M [--bucket B] [--arch A] [--budget S] [--timeout S] [--device N]
+// [--if-stale]`: tunes a kernel on the GPU, every bucket of every architecture, and writes each
+// architecture's record. It drives the supervisor itself (tuner/core/kernel_tune.hpp), which
+// measures the candidates in the kernel's runner, the measuring worker; each bucket has its
+// trial log at `<log_dir>/<arch>/<encode_bucket(bucket)>.trials.jsonl` and its result beside it
+// (`.result.json`). The record is written only when every bucket has a winner, verified in
+// memory first the way `tuner verify` does, then written atomically: a failure at any point
+// leaves the old record as it was.
 //
 // With --bucket only that bucket is measured; the other buckets' winners come from their last
-// result files (a result of another pruned space does not count). The new record is verified
-// in memory, then written atomically, so that the old record stays as it was unless the new one
-// verifies. The record is locked (`<record>.lock`, naming this process) from the first
-// measurement to its write: a second `tuner run` of the same record, from this or another
-// build tree, or a `tuner record set`, is refused naming the holder. SIGINT and SIGTERM are
-// passed on to the runner, which abandons the candidate in flight; no record is written then.
+// results (a result of another pruned space does not count). The record is locked
+// (`<record>.lock`, naming this process) from the first measurement to its write: a second
+// `tuner run` of the same record, from this or another build tree, or a `tuner record set`, is
+// refused naming the holder. SIGINT and SIGTERM kill the worker and abandon the candidate in
+// flight; the log keeps every finished trial and no record is written.
 //
-// Exit codes: 0 every record written and verified, 1 a bucket without a winner (its record is
-// not written) or a kernel without a harness, 2 bad usage or input or a record locked by another
-// tune, 3 a broken environment (no runner built, no GPU, a runner killed, the new record does
-// not verify), 130/143 interrupted.
+// Output: one line per trial on stderr (`<bucket>: [3/12] BLOCK=256 0.0123 ms (50 reps)`), the
+// bucket's winner, and on stdout `<kernel>: wrote <record> (<arch>), verified` with one line per
+// bucket. Exit codes: 0 every record written and verified, 1 a bucket without a winner (its
+// record is not written) or a kernel without a harness, 2 bad usage or input or a record locked
+// by another tune, 3 a broken environment (no runner built, no GPU, the new record does not
+// verify), 130/143 interrupted.
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -24,15 +27,13 @@
 #include <vector>
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/bucket_name.hpp>
+#include <tuner/core/bucket_result.hpp>
 #include <tuner/core/file_lock.hpp>
-#include <tuner/core/hash.hpp>
-#include <tuner/core/record.hpp>
+#include <tuner/core/kernel_tune.hpp>
 #include <tuner/core/stop_signals.hpp>
-#include <tuner/core/subprocess.hpp>
 #include <tuner/core/text.hpp>
 #include <tuner/core/toolchain.hpp>
 #include <tuner/core/verify.hpp>
@@ -40,52 +41,166 @@
 namespace tune::cli {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 
-// The runner's exit code: its status, or 128 + the signal that ended it.
-int run_runner(const std::vector<std::string>& argv) {
-  StopSignals stop;  // SIGINT/SIGTERM to this process alone reach the runner too
-  const ExitStatus s = run_attached(argv);
-  return s.signaled ? exit_interrupted(s.signal) : s.code;
+// What one bucket's tune ended in: a result (with or without a winner), or an exit code that
+// stops the whole run.
+struct BucketOutcome {
+  std::optional<BucketResult> result;
+  int stop = exit_ok;
+};
+
+BucketOutcome tune_one(const KernelBuild& build, const RunOptions& opt, const std::string& arch,
+                       const Bucket& bucket, const fs::path& log, const fs::path& result_path) {
+  const Manifest& manifest = build.manifest;
+  fs::remove(result_path);
+  fmt::print(stderr, "tuner run: {} {} bucket '{}'\n", manifest.kernel, arch, bucket.name);
+  auto say = [](const std::string& line) {
+    fmt::print(stderr, "{}\n", line);
+    std::fflush(stderr);
+  };
+  const BucketTune job{build,
+                       bucket,
+                       arch,
+                       log,
+                       opt.budget_s,
+                       opt.timeout_s,
+                       process_launcher(worker_command(manifest, bucket.name, arch, opt.device)),
+                       say};
+  try {
+    result<BucketResult> r = tune_bucket(job);
+    if (!r) {
+      fmt::print(stderr, "{}\n", r.error().str());
+      return {std::nullopt, exit_bad_input};
+    }
+    fmt::print(stderr, "{}: {}\n", bucket.name, describe_outcome(*r));
+    r->save(result_path);
+    return {std::move(*r), exit_ok};
+  } catch (const Interrupted& stop) {
+    fmt::print(stderr, "{}: interrupted; the log keeps every finished trial\n", bucket.name);
+    fmt::print(stderr, "tuner run: interrupted; no record written (run again to resume)\n");
+    return {std::nullopt, exit_interrupted(stop.signal)};
+  } catch (const std::exception& e) {  // the worker cannot start, nvcc cannot be asked, I/O
+    fmt::print(stderr, "tuner run: error: {}\n", e.what());
+    return {std::nullopt, exit_environment};
+  }
+}
+
+// The bucket's last result, when it has a winner of this pruned space.
+std::optional<BucketResult> last_result(const fs::path& path, const std::string& pruned_hash) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::nullopt;
+  result<BucketResult> r = BucketResult::load(path);
+  if (!r || r->pruned_space_hash != pruned_hash || !r->best) return std::nullopt;
+  return std::move(*r);
+}
+
+// Verifies the new record in memory and writes it, or says why not and leaves the old one.
+int write_record(const KernelBuild& build, const std::string& arch, const Record& record,
+                 const fs::path& record_path) {
+  const Manifest& manifest = build.manifest;
+  result<Record> reread = Record::parse(record.dump(), record_path.string());
+  result<Verification> v = reread ? verify_kernel_record(build, arch, std::move(*reread))
+                                  : result<Verification>(fail(reread.error()));
+  if (!v || !v->ok()) {
+    fmt::print(stderr, "tuner run: error: the new record of {} ({}) does not verify:\n",
+               manifest.kernel, arch);
+    if (!v)
+      fmt::print(stderr, "{}\n", v.error().str());
+    else
+      for (const std::string& e : v->errors)
+        fmt::print(stderr, "  {}\n", e);
+    fmt::print(stderr, "the old record is left as it was\n");
+    return exit_environment;
+  }
+  record.save(record_path);
+  fmt::print("{}: wrote {} ({}), verified\n", manifest.kernel, display_path(manifest, record_path),
+             arch);
+  for (const RecordEntry& e : record.entries()) {
+    std::string how = "sequential medians";
+    if (!e.runoff.is_null())
+      how = fmt::format("runoff {}", e.runoff.value("outcome", std::string("?")));
+    fmt::print("  {}: {} {:.4f} ms ({})\n", e.bucket, e.config.id(), e.median_ms.value_or(0), how);
+  }
+  std::fflush(stdout);
+  return exit_ok;
+}
+
+// Tunes one architecture under the record's lock and writes its record.
+int run_arch(const KernelBuild& build, const RunOptions& opt, const std::string& arch,
+             const std::string& toolchain) {
+  const Manifest& manifest = build.manifest;
+  const fs::path record_path = manifest.record_path(arch).value();
+  const std::string shown = display_path(manifest, record_path);
+  fs::create_directories(record_path.parent_path());
+  // One tune per record at a time: held from the first measurement to the record's write, so
+  // that another build tree of this source tree (or `tuner record set`) is refused.
+  result<FileLock> lock = FileLock::try_lock(record_path, "record");
+  if (!lock) {
+    fmt::print(stderr,
+               "tuner run: error: {} ({}): {}: another tune of '{}' is writing it (from this or "
+               "another build tree); wait for it to finish or stop it, then run again\n",
+               shown, arch, lock.error().message, manifest.kernel);
+    return exit_bad_input;
+  }
+  if (opt.if_stale) {
+    // `tuner tune` checked before warming; another tree's tune may have written the record
+    // since. Checked again under the lock, so two trees never tune one record twice.
+    result<Verification> v = verify_kernel_record(build, arch, record_path);
+    if (v && v->ok()) {
+      fmt::print("{}: record {} is fresh ({}): another tune wrote it meanwhile; nothing to do\n",
+                 manifest.kernel, shown, arch);
+      std::fflush(stdout);
+      return exit_ok;
+    }
+  }
+  const fs::path dir = manifest.log_dir / arch;
+  fs::create_directories(dir);
+  std::vector<std::string> without_winner;
+  std::vector<BucketResult> results;
+  for (const Bucket& bucket : build.space.buckets()) {
+    const std::string enc = encode_bucket(bucket.name);
+    const fs::path result_path = dir / (enc + ".result.json");
+    std::optional<BucketResult> r;
+    if (opt.bucket.empty() || opt.bucket == bucket.name) {
+      BucketOutcome o =
+          tune_one(build, opt, arch, bucket, dir / (enc + ".trials.jsonl"), result_path);
+      if (o.stop != exit_ok) return o.stop;
+      if (o.result && o.result->best) r = std::move(o.result);
+    } else {
+      r = last_result(result_path, Space::pruned_space_hash(build.space.configs(bucket).value()));
+    }
+    if (r)
+      results.push_back(std::move(*r));
+    else
+      without_winner.push_back(bucket.name);
+  }
+  if (!without_winner.empty()) {
+    fmt::print(stderr,
+               "tuner run: error: no record written for {} ({}): no winner for bucket{} {}; the "
+               "old record is left as it was\n",
+               manifest.kernel, arch, without_winner.size() == 1 ? "" : "s",
+               quoted_list(without_winner));
+    return exit_negative;
+  }
+  result<Workspace> ws = current_workspace(manifest, build.space, arch, toolchain);
+  if (!ws) {
+    fmt::print(stderr, "{}\n", ws.error().str());
+    return exit_bad_input;
+  }
+  return write_record(build, arch, assemble_record(*ws, results), record_path);
 }
 
 }  // namespace
 
-namespace {
-
-struct RunOptions {
-  std::string manifest;
-  std::string bucket;
-  std::string arch;
-  std::optional<double> budget_s;
-  std::optional<double> timeout_s;
-  std::optional<int> device;
-  bool if_stale = false;
-};
-
-// A bucket's result file, when it reads and has a winner of this pruned space.
-std::optional<json> winning_result(const fs::path& path, const std::string& pruned_hash) {
-  try {
-    if (!fs::exists(path)) return std::nullopt;
-    json j = json::parse(read_file(path));
-    if (j.value("pruned_space_hash", "") != pruned_hash) return std::nullopt;
-    if (!j.contains("best") || !j["best"].is_object()) return std::nullopt;
-    return j;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-int run_run(const RunOptions& opt) {
+int run_kernel(const RunOptions& opt) {
   result<KernelBuild> build = load_kernel_build(opt.manifest);
   if (!build) {
     fmt::print(stderr, "{}\n", build.error().str());
     return exit_bad_input;
   }
   const Manifest& manifest = build->manifest;
-  const Space& space = build->space;
   if (!manifest.runner) {
     fmt::print(stderr,
                "tuner run: error: kernel '{}' has no harness: add HARNESS to tune_add_kernel to "
@@ -107,7 +222,7 @@ int run_run(const RunOptions& opt) {
     return exit_bad_input;
   }
   if (!opt.bucket.empty()) {
-    if (result<const Bucket*> found = space.find_bucket(opt.bucket); !found) {
+    if (result<const Bucket*> found = build->bucket(opt.bucket); !found) {
       fmt::print(stderr, "{}\n", found.error().str());
       return exit_bad_input;
     }
@@ -119,154 +234,18 @@ int run_run(const RunOptions& opt) {
     fmt::print(stderr, "tuner run: error: {}\n", e.what());
     return exit_environment;
   }
-
+  StopSignals stop_signals;  // SIGINT/SIGTERM: the worker is killed, the log stays consistent
   int status = exit_ok;
   for (const std::string& arch : *archs) {
-    // One tune per record at a time: held from the first measurement to the record's write,
-    // so that another build tree of this source tree (or `tuner record set`) is refused.
-    const fs::path record_path = manifest.record_path(arch).value();
-    const std::string shown = display_path(manifest, record_path);
-    fs::create_directories(record_path.parent_path());
-    result<FileLock> lock = FileLock::try_lock(record_path, "record");
-    if (!lock) {
-      fmt::print(stderr,
-                 "tuner run: error: {} ({}): {}: another tune of '{}' is writing it (from this "
-                 "or another build tree); wait for it to finish or stop it, then run again\n",
-                 shown, arch, lock.error().message, manifest.kernel);
-      return exit_bad_input;
-    }
-    if (opt.if_stale) {
-      // `tuner tune` checked before warming; another tree's tune may have written the record
-      // since. Checked again under the lock, so two trees never tune one record twice.
-      result<Verification> v = verify_kernel_record(*build, arch, record_path);
-      if (v && v->ok()) {
-        fmt::print("{}: record {} is fresh ({}): another tune wrote it meanwhile; nothing to do\n",
-                   manifest.kernel, shown, arch);
-        std::fflush(stdout);
-        continue;
-      }
-    }
-    const fs::path dir = manifest.log_dir / arch;
-    fs::create_directories(dir);
-    std::vector<std::string> without_winner;
-    std::vector<json> results;
-    for (const Bucket& bucket : space.buckets()) {
-      const std::string enc = encode_bucket(bucket.name);
-      const fs::path log = dir / (enc + ".trials.jsonl");
-      const fs::path result_path = dir / (enc + ".result.json");
-      const std::string pruned_hash = Space::pruned_space_hash(space.configs(bucket).value());
-      if (opt.bucket.empty() || opt.bucket == bucket.name) {
-        fs::remove(result_path);
-        std::vector<std::string> argv = {manifest.runner->string(),
-                                         "--manifest",
-                                         manifest.path.string(),
-                                         "--bucket",
-                                         bucket.name,
-                                         "--log",
-                                         log.string(),
-                                         "--arch",
-                                         arch,
-                                         "--result",
-                                         result_path.string()};
-        if (opt.budget_s) argv.insert(argv.end(), {"--budget", fmt::format("{}", *opt.budget_s)});
-        if (opt.timeout_s)
-          argv.insert(argv.end(), {"--timeout", fmt::format("{}", *opt.timeout_s)});
-        if (opt.device) argv.insert(argv.end(), {"--device", std::to_string(*opt.device)});
-        fmt::print(stderr, "tuner run: {} {} bucket '{}'\n", manifest.kernel, arch, bucket.name);
-        const int rc = run_runner(argv);
-        if (rc == 130 || rc == 143) {
-          fmt::print(stderr, "tuner run: interrupted; no record written (run again to resume)\n");
-          return rc;
-        }
-        if (rc == exit_environment || rc == exit_bad_input) {
-          fmt::print(stderr,
-                     "tuner run: error: the runner failed for bucket '{}' (exit status "
-                     "{}); no record written\n",
-                     bucket.name, rc);
-          return rc;
-        }
-        if (rc > 128) {
-          fmt::print(stderr,
-                     "tuner run: error: the runner of bucket '{}' was killed by {}; no record "
-                     "written (its log keeps every finished trial: run again to resume)\n",
-                     bucket.name, signal_name(rc - 128));
-          return exit_environment;
-        }
-      }
-      std::optional<json> r = winning_result(result_path, pruned_hash);
-      if (!r) {
-        without_winner.push_back(bucket.name);
-        continue;
-      }
-      results.push_back(*r);
-    }
-    if (!without_winner.empty()) {
-      fmt::print(stderr,
-                 "tuner run: error: no record written for {} ({}): no winner for bucket{} {}; "
-                 "the old record is left as it was\n",
-                 manifest.kernel, arch, without_winner.size() == 1 ? "" : "s",
-                 quoted_list(without_winner));
-      status = exit_negative;
+    const int rc = run_arch(*build, opt, arch, toolchain);
+    if (rc == exit_negative) {
+      status = rc;  // the next architecture may still get its record
       continue;
     }
-
-    result<Workspace> ws = current_workspace(manifest, space, arch, toolchain);
-    if (!ws) {
-      fmt::print(stderr, "{}\n", ws.error().str());
-      return exit_bad_input;
-    }
-    Record record(*ws);
-    record.context.stamp_here_and_now();
-    for (const json& r : results) {
-      if (r.contains("device") && r["device"].is_string())
-        record.context.device = r["device"].get<std::string>();
-      if (r.contains("driver") && r["driver"].is_string())
-        record.context.driver = r["driver"].get<std::string>();
-      const json& best = r["best"];
-      RecordEntry e;
-      e.bucket = r["bucket"].get<std::string>();
-      e.pruned_space_hash = r["pruned_space_hash"].get<std::string>();
-      for (const auto& [name, value] : best["params"].items())
-        e.config.set(name, value.get<ParamValue>());
-      e.median_ms = best["median_ms"].get<double>();
-      e.samples = best["reps"].get<std::int64_t>();
-      if (best["cache_key"].is_string())
-        e.cache_key = L2Key{best.value("key_schema", "k1"), best["cache_key"].get<std::string>()};
-      e.source = "measured";
-      e.runoff = r.value("runoff", json());
-      record.insert(std::move(e));
-    }
-    // Verified as it will be read back, then written atomically (Record::save): a failure at
-    // any point leaves the old record as it was.
-    result<Record> reread = Record::parse(record.dump(), record_path.string());
-    result<Verification> v = reread ? verify_kernel_record(*build, arch, std::move(*reread))
-                                    : result<Verification>(fail(reread.error()));
-    if (!v || !v->ok()) {
-      fmt::print(stderr, "tuner run: error: the new record of {} ({}) does not verify:\n",
-                 manifest.kernel, arch);
-      if (!v)
-        fmt::print(stderr, "{}\n", v.error().str());
-      else
-        for (const std::string& e : v->errors)
-          fmt::print(stderr, "  {}\n", e);
-      fmt::print(stderr, "the old record is left as it was\n");
-      return exit_environment;
-    }
-    record.save(record_path);
-    fmt::print("{}: wrote {} ({}), verified\n", manifest.kernel, shown, arch);
-    for (const RecordEntry& e : record.entries()) {
-      std::string how = "sequential medians";
-      if (!e.runoff.is_null())
-        how = fmt::format("runoff {}", e.runoff.value("outcome", std::string("?")));
-      fmt::print("  {}: {} {:.4f} ms ({})\n", e.bucket, e.config.id(), e.median_ms.value_or(0),
-                 how);
-    }
-    std::fflush(stdout);
+    if (rc != exit_ok) return rc;
   }
   return status;
 }
-
-}  // namespace
 
 void add_run_command(CLI::App& app, Run& run) {
   auto opt = std::make_shared<RunOptions>();
@@ -287,7 +266,7 @@ void add_run_command(CLI::App& app, Run& run) {
       "Exit status: 0 records written and verified, 1 a bucket without a winner (no record "
       "written) or no harness, 2 bad usage or input, 3 a broken environment (no runner, no "
       "GPU), 130/143 interrupted.");
-  sub->callback([&run, opt] { run = [opt] { return run_run(*opt); }; });
+  sub->callback([&run, opt] { run = [opt] { return run_kernel(*opt); }; });
 }
 
 }  // namespace tune::cli

@@ -2,8 +2,9 @@
 // verification as `tuner verify` and the record tests: a record that verifies for every
 // architecture prints one line each and nothing is compiled (tune.<name> does not depend on
 // warm). A stale or missing record is re-tuned: `cmake --build <build> --target
-// warm.<kernel>.<arch>` compiles its candidates, then `tuner run --manifest M --arch A --if-stale`
-// measures every bucket with the kernel's runner and writes the record.
+// warm.<kernel>.<arch>` compiles its candidates, then this process does what `tuner run
+// --manifest M --arch A --if-stale` does (tuner/cli/cmd_run.cpp): it measures every bucket with
+// the kernel's runner as its measuring worker and writes the record.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -53,7 +54,6 @@ std::vector<std::string> harness_files(const fs::path& manifest_path) {
 
 // Runs a child on this terminal; its exit code, or 128 + the signal that ended it.
 int attached(const std::vector<std::string>& argv) {
-  StopSignals stop;  // SIGINT/SIGTERM to this process alone reach the child too
   const ExitStatus s = run_attached(argv);
   return s.signaled ? exit_interrupted(s.signal) : s.code;
 }
@@ -118,6 +118,7 @@ int run_tune(const TuneOptions& opt) {
     return exit_environment;
   }
   // Warm (compile-only, into the kernel cache), then measure every bucket and write the record.
+  StopSignals stop_signals;  // SIGINT/SIGTERM to this process alone reach cmake and the worker
   for (const std::string& arch : stale) {
     const std::string cmake = opt.cmake.empty() ? "cmake" : opt.cmake;
     fmt::print(stderr, "{}: warming '{}' for {}\n", target, manifest.kernel, arch);
@@ -129,10 +130,12 @@ int run_tune(const TuneOptions& opt) {
                  manifest.kernel, arch, rc);
       return rc == 130 || rc == 143 ? rc : exit_environment;
     }
-    std::error_code ec;
-    fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    rc = attached({ec ? std::string("tuner") : self.string(), "run", "--manifest",
-                   manifest.path.string(), "--arch", arch, "--if-stale"});
+    if (const int sig = StopSignals::received()) return exit_interrupted(sig);
+    RunOptions run;
+    run.manifest = manifest.path.string();
+    run.arch = arch;
+    run.if_stale = true;
+    rc = run_kernel(run);
     if (rc != 0) return rc;
   }
   return exit_ok;

@@ -4,8 +4,6 @@
 
 #include <atomic>
 
-#include <tuner/core/result.hpp>
-
 namespace tune {
 
 namespace {
@@ -14,7 +12,7 @@ namespace {
 std::atomic<int> g_received{0};
 std::atomic<pid_t> g_child{-1};
 std::atomic<bool> g_kill_child{false};
-std::atomic<bool> g_installed{false};
+int g_owners = 0;  // StopSignals alive (constructed and destroyed on the main thread)
 static_assert(std::atomic<int>::is_always_lock_free && std::atomic<pid_t>::is_always_lock_free &&
               std::atomic<bool>::is_always_lock_free);
 
@@ -40,7 +38,7 @@ extern "C" void tune_on_stop_signal(int sig) {
 }  // namespace
 
 StopSignals::StopSignals() {
-  if (g_installed.exchange(true)) throw error("StopSignals: another one is already installed");
+  if (g_owners++ > 0) return;
   g_received.store(0);
   forget_child();
   struct sigaction sa {};
@@ -52,11 +50,11 @@ StopSignals::StopSignals() {
 }
 
 StopSignals::~StopSignals() {
+  if (--g_owners > 0) return;
   ::sigaction(SIGINT, &g_old_int, nullptr);
   ::sigaction(SIGTERM, &g_old_term, nullptr);
   forget_child();
   g_received.store(0);
-  g_installed.store(false);
 }
 
 int StopSignals::received() noexcept {

@@ -20,9 +20,10 @@ namespace tune {
 
 class StopSignals {
  public:
-  /// Installs the handlers; the previous ones come back when this is destroyed. Only one may
-  /// live at a time: a second throws tune::error (two owners would restore each other's
-  /// handlers in the wrong order).
+  /// Installs the handlers; the previous ones come back when the last StopSignals is
+  /// destroyed. Nested owners share the outermost one's handlers and its `received()` (a
+  /// command that runs another command's function in-process, as `tuner tune` runs `tuner
+  /// run`'s, keeps one answer to a stop request).
   StopSignals();
   ~StopSignals();
   StopSignals(const StopSignals&) = delete;

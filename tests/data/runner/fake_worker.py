@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""A stand-in measuring worker for the runner's CPU tests: it speaks the worker protocol
-(tuner/cuda/runner.hpp) and misbehaves on purpose, by the candidate's BLOCK:
+"""A stand-in measuring worker for the CPU tests of `tuner run`: it speaks the worker protocol
+(tuner/core/worker_protocol.hpp) and misbehaves on purpose, by the candidate's BLOCK:
 
   BLOCK=128   crashes (SIGSEGV) after writing 'fake: segfault in tile loop' to stderr
   BLOCK=256   hangs
@@ -9,8 +9,10 @@
 
 In the bucket named by FAKE_BROKEN_BUCKET every candidate is invalid ('check failed'). With
 FAKE_HANG_ALL set every measure request hangs; with FAKE_TAME set none misbehaves (BLOCK=128,
-256 and 1024 are measured too); FAKE_SLEEP=<s> makes each measure take that long. Each start appends 'start <pid>' to FAKE_SIDE,
-each request 'measure <config id>' or 'runoff <incumbent> <challenger>'.
+256 and 1024 are measured too); FAKE_SLEEP=<s> makes each measure take that long;
+FAKE_PROTOCOL=<n> says hello in another protocol version. Each start appends 'start <pid>' and
+'bucket <name>' to FAKE_SIDE, each request 'measure <config id>' or 'runoff <incumbent>
+<challenger>'.
 """
 import json
 import os
@@ -42,10 +44,11 @@ note(f"start {os.getpid()}")
 note(f"bucket {bucket}")
 if "--arch" not in args:
     args.append("--arch")
-if "--worker" not in args or args[args.index("--arch") + 1:][:1] != ["sm_90"]:
-    answer({"ready": False, "error": f"bad worker arguments: {args}"})
+if args[args.index("--arch") + 1:][:1] != ["sm_90"]:
+    answer({"protocol": 1, "ready": False, "error": f"bad worker arguments: {args}"})
     sys.exit(2)
-answer({"ready": True, "device": "Fake GPU", "driver": "999.1", "arch": "sm_90"})
+answer({"protocol": int(os.environ.get("FAKE_PROTOCOL", "1")), "ready": True, "pid": os.getpid(),
+        "device": "Fake GPU", "driver": "999.1", "arch": "sm_90"})
 
 for line in sys.stdin:
     req = json.loads(line)

@@ -1,0 +1,99 @@
+#include <tuner/core/bucket_result.hpp>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test_dir.hpp"
+
+namespace tune {
+namespace {
+
+BucketResult sample() {
+  BucketResult r;
+  r.kernel = "saxpy";
+  r.bucket = "n<=4096";
+  r.arch = "sm_90";
+  r.pruned_space_hash = "0123456789abcdef";
+  r.device = "Fake GPU";
+  r.driver = "999.1";
+  r.trials = 7;
+  r.resumed = 2;
+  r.invalid = 3;
+  RunoffStats stats;
+  stats.pairs = 20;
+  stats.outcome = RunoffOutcome::challenger_wins;
+  stats.incumbent = "BLOCK=64";
+  stats.challenger = "BLOCK=512";
+  stats.winner = "BLOCK=512";
+  r.runoff = stats;
+  r.best = BucketWinner{Config{{"BLOCK", 512}}, 1.95, 1.9, 50, L2Key{"k1", "abcd"}};
+  r.workers_started = 4;
+  return r;
+}
+
+TEST(BucketResultTest, RoundTripsThroughItsFile) {
+  const auto dir = test::fresh_test_dir("BucketResultTest");
+  const BucketResult r = sample();
+  r.save(dir / "b.result.json");
+  result<BucketResult> back = BucketResult::load(dir / "b.result.json");
+  ASSERT_TRUE(back) << back.error().str();
+  EXPECT_EQ(back->dump(), r.dump());
+  EXPECT_EQ(back->best, r.best);
+  EXPECT_EQ(back->runoff->winner, "BLOCK=512");
+  const nlohmann::json j = nlohmann::json::parse(r.dump());
+  EXPECT_EQ(j["best"]["config_id"], "BLOCK=512");
+  EXPECT_EQ(j["best"]["key_schema"], "k1");
+  EXPECT_EQ(j["schema_version"], 1);
+
+  BucketResult none = r;
+  none.best.reset();
+  none.runoff.reset();
+  none.save(dir / "none.json");
+  EXPECT_FALSE(BucketResult::load(dir / "none.json")->best);
+}
+
+TEST(BucketResultTest, UnreadableResultsAreDiagnostics) {
+  const auto dir = test::fresh_test_dir("BucketResultTest");
+  std::ofstream(dir / "bad.json") << "{\"schema_version\": 2}";
+  result<BucketResult> r = BucketResult::load(dir / "bad.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().path, (dir / "bad.json").string());
+  EXPECT_FALSE(BucketResult::load(dir / "missing.json"));
+}
+
+TEST(BucketResultTest, AssembledRecordHasOneMeasuredEntryPerBucket) {
+  Workspace w;
+  w.kernel = "saxpy";
+  w.arch = "sm_90";
+  w.source_hash = "s";
+  w.space_hash = "h";
+  w.toolchain = "nvcc 13.0.88, ptxas 13.0.88";
+  BucketResult large = sample();
+  large.bucket = "large";
+  large.runoff.reset();
+  large.device = "Fake GPU 2";
+  const Record rec = assemble_record(w, {sample(), large});
+  ASSERT_EQ(rec.entries().size(), 2u);
+  EXPECT_EQ(rec.entries()[0].bucket, "large");  // sorted by bucket
+  const RecordEntry* e = rec.get("n<=4096");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->config.id(), "BLOCK=512");
+  EXPECT_EQ(e->samples, 50);
+  EXPECT_EQ(e->cache_key, (L2Key{"k1", "abcd"}));
+  EXPECT_EQ(e->source, "measured");
+  EXPECT_EQ(e->runoff["winner"], "BLOCK=512");
+  EXPECT_TRUE(rec.get("large")->runoff.is_null());
+  EXPECT_EQ(rec.kernel, "saxpy");
+  EXPECT_EQ(rec.toolchain, w.toolchain);
+  EXPECT_EQ(rec.context.device, "Fake GPU 2");
+  EXPECT_TRUE(rec.context.date);
+
+  BucketResult no_winner = sample();
+  no_winner.best.reset();
+  EXPECT_THROW(assemble_record(w, {no_winner}), error);
+}
+
+}  // namespace
+}  // namespace tune

@@ -1,0 +1,155 @@
+#include <tuner/core/kernel_tune.hpp>
+
+#include <cstdlib>
+
+#include <fmt/core.h>
+
+#include <tuner/core/autotuner.hpp>
+#include <tuner/core/cache_key.hpp>
+#include <tuner/core/kernel_cache.hpp>
+#include <tuner/core/record.hpp>
+#include <tuner/core/toolchain.hpp>
+
+namespace tune {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The committed winner of the bucket, when the record loads and has one: the soft incumbent.
+std::optional<Config> committed_winner(const Manifest& manifest, const std::string& arch,
+                                       const std::string& bucket) {
+  result<fs::path> path = manifest.record_path(arch);
+  std::error_code ec;
+  if (!path || !fs::exists(*path, ec)) return std::nullopt;
+  result<Record> record = Record::load(*path);
+  if (!record) return std::nullopt;
+  const RecordEntry* e = record->get(bucket);
+  return e ? std::optional<Config>(e->config) : std::nullopt;
+}
+
+// Why candidate `key` cannot be measured without a worker (no cache entry, or one the compiler
+// or the limits refused), or nullopt: these cost no GPU time.
+std::optional<std::string> not_loadable(const KernelCache& cache, const Manifest& manifest,
+                                        const std::string& key) {
+  std::optional<CacheEntry> entry = cache.lookup(key);
+  if (!entry)
+    return fmt::format("not compiled: run the warm target (cmake --build {} --target warm.{})",
+                       manifest.build_dir.string(), manifest.kernel);
+  if (!entry->valid())
+    return entry->reason.empty() ? std::string(to_string(entry->status)) : entry->reason;
+  return std::nullopt;
+}
+
+BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, const Output& out,
+                       const Supervisor& objective) {
+  BucketResult r;
+  r.kernel = job.build.manifest.kernel;
+  r.bucket = job.bucket.name;
+  r.arch = job.arch;
+  r.pruned_space_hash = pruned_hash;
+  if (!objective.device().empty()) r.device = objective.device();
+  if (!objective.driver().empty()) r.driver = objective.driver();
+  r.trials = out.trials.size();
+  r.resumed = out.resumed;
+  for (const Trial& t : out.trials)
+    r.invalid += t.is_measured() ? 0 : 1;
+  r.budget_exhausted = out.budget_exhausted;
+  r.incumbent_failure = out.incumbent_failure;
+  r.runoff = out.runoff;
+  r.workers_started = objective.workers_started();
+  if (out.best_index) {
+    const Trial& t = out.trials[*out.best_index];
+    const MeasuredState& m = *t.state.measured();
+    BucketWinner w{t.config, m.median_ms, m.min_ms, m.reps, std::nullopt};
+    if (t.cache_key) w.cache_key = L2Key{std::string(cache_key_schema), *t.cache_key};
+    r.best = std::move(w);
+  }
+  return r;
+}
+
+}  // namespace
+
+result<BucketResult> tune_bucket(const BucketTune& job) {
+  const Manifest& manifest = job.build.manifest;
+  const Space& space = job.build.space;
+  result<std::vector<Config>> configs = space.configs(job.bucket);
+  if (!configs) return fail(configs.error());
+  const Toolchain toolchain = manifest_toolchain(manifest);
+  std::vector<std::string> keys;
+  CacheKeyer keyer(manifest, space.params_as(), toolchain.fingerprint());
+  for (const Config& c : *configs)
+    keys.push_back(keyer.key(c, job.arch).digest);
+  const std::string pruned_hash = Space::pruned_space_hash(*configs);
+
+  SupervisorOptions options;
+  options.timeout_s = job.timeout_s.value_or(space.search().timeout_s.value_or(30.0));
+  options.rebuild_hint = fmt::format("cmake --build {} --target {}.runner",
+                                     manifest.build_dir.string(), manifest.kernel);
+  Supervisor objective(*configs, keys, job.launch, options);
+  const KernelCache cache(effective_cache_dir(manifest.cache_dir));
+  objective.skip_when([&](std::size_t i) { return not_loadable(cache, manifest, keys[i]); });
+  auto say = [&](const std::string& line) {
+    if (job.say) job.say(fmt::format("{}: {}", job.bucket.name, line));
+  };
+  objective.on_note([&](const std::string& n) { say("note: " + n); });
+
+  Autotuner tuner(manifest.kernel + "/" + job.bucket.name);
+  tuner.arch(job.arch)
+      .log(job.log)
+      .space_hash(pruned_hash)
+      .source_hash(source_hash(manifest))
+      .toolchain(toolchain.fingerprint())
+      .require(space.require());
+  if (std::optional<double> budget = job.budget_s ? job.budget_s : space.search().budget_s)
+    tuner.budget(*budget);
+  if (std::optional<Config> winner = committed_winner(manifest, job.arch, job.bucket.name))
+    tuner.soft_incumbent(*winner);
+  tuner.on_progress([&](const Progress& p) { say(describe_trial(p)); });
+  tuner.on_warning([&](const std::string& w) { say("warning: " + w); });
+
+  result<Output> out = tuner.run_objective(objective);
+  if (!out) return fail(out.error());
+  return summarize(job, pruned_hash, *out, objective);
+}
+
+std::vector<std::string> worker_command(const Manifest& manifest, const std::string& bucket,
+                                        const std::string& arch, std::optional<int> device) {
+  std::vector<std::string> args = {
+      "--manifest", manifest.path.string(), "--bucket", bucket, "--arch", arch};
+  if (device) args.insert(args.end(), {"--device", std::to_string(*device)});
+  std::vector<std::string> argv;
+  if (const char* cmd = std::getenv("TUNE_RUNNER_WORKER_CMD"); cmd != nullptr && *cmd) {
+    argv = {"/bin/sh", "-c", "exec " + std::string(cmd) + " \"$@\"", "tune-worker"};
+  } else {
+    argv = {manifest.runner ? manifest.runner->string() : std::string()};
+  }
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+std::string describe_trial(const Progress& p) {
+  const Trial& t = p.trial;
+  std::string what;
+  if (const auto* m = t.state.measured()) {
+    what =
+        fmt::format("{:.4f} ms ({} reps{})", m->median_ms, m->reps, t.batched ? ", batched" : "");
+  } else {
+    what = "invalid: " + t.state.invalid()->reason;
+  }
+  return fmt::format("[{}/{}] {} {}{}", p.done, p.total, t.id(), what,
+                     p.resumed ? " (from the log)" : "");
+}
+
+std::string describe_outcome(const BucketResult& r) {
+  if (r.incumbent_failure) return "error: " + *r.incumbent_failure;
+  if (!r.best) return fmt::format("error: no valid config ({} trials, all invalid)", r.trials);
+  std::string decided = "sequential medians";
+  if (r.runoff)
+    decided = fmt::format("runoff {} ({} pairs, {:+.2f}%, p={:.3g})", to_string(r.runoff->outcome),
+                          r.runoff->pairs, r.runoff->median_diff_pct, r.runoff->p_value);
+  return fmt::format("winner {} at {:.4f} ms, by {}", r.best->config.id(), r.best->median_ms,
+                     decided);
+}
+
+}  // namespace tune

@@ -1,0 +1,286 @@
+#include <tuner/cuda/worker.hpp>
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include <fmt/core.h>
+#include <CLI/CLI.hpp>
+
+#include <tuner/core/exit_codes.hpp>
+#include <tuner/core/kernel_build.hpp>
+#include <tuner/core/kernel_cache.hpp>
+#include <tuner/core/worker_protocol.hpp>
+#include <tuner/cuda/bench.hpp>
+#include <tuner/cuda/driver.hpp>
+#include <tuner/cuda/harness.hpp>
+#include <tuner/cuda/module.hpp>
+
+namespace tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct WorkerOptions {
+  std::string manifest;
+  std::string bucket;
+  std::string arch;
+  std::optional<int> device;
+  std::string log;  // the supervisor's option of old runners: refused with a pointer
+};
+
+// The driver's version: the kernel module's from /proc when it is there (`580.159.04`), else the
+// CUDA version the driver API reports (`CUDA 13.0`).
+std::string driver_version() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  if (std::getline(in, line)) {
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." or, for the open
+    // modules, "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release
+    // Build ...": the first word after "Kernel Module" made of digits and dots.
+    const std::string marker = "Kernel Module";
+    if (auto at = line.find(marker); at != std::string::npos) {
+      std::istringstream words(line.substr(at + marker.size()));
+      std::string word;
+      while (words >> word) {
+        if (std::isdigit(static_cast<unsigned char>(word[0])) &&
+            word.find_first_not_of("0123456789.") == std::string::npos)
+          return word;
+      }
+    }
+  }
+  const int v = driver().version;
+  return fmt::format("CUDA {}.{}", v / 1000, (v % 1000) / 10);
+}
+
+// `<CUDA_ERROR_NAME>: <what>`, how a CUDA error reads in a trial.
+std::string cuda_reason(const cuda_error& e) {
+  return fmt::format("{}: {}", cu_error_name(e.code()), e.what());
+}
+
+// A candidate set up in the worker: its module (kept loaded while it is timed) and its launch.
+struct Prepared {
+  std::string key;
+  std::shared_ptr<Module> module;
+  Launch launch;
+};
+
+class Worker {
+ public:
+  Worker(const KernelBuild& build, const Bucket& bucket, int device)
+      : build_(build),
+        bucket_(bucket),
+        ctx_(device),
+        cache_dir_(effective_cache_dir(build.manifest.cache_dir)),
+        bench_(BenchOptions::from(build.space.bench())) {}
+
+  Context& context() { return ctx_; }
+
+  MeasureAnswer measure(const MeasureRequest& request) {
+    MeasureAnswer answer;
+    try {
+      Prepared p = prepare(request.candidate);
+      BenchResult r = bench(ctx_, p.launch, ctx_.stream(), bench_);
+      answer.state.value = MeasuredState{r.median_ms, r.min_ms, r.reps};
+      answer.batched = r.batched;
+      answer.warnings = r.warnings;
+      answer.device = ctx_.name();
+    } catch (const cuda_error& e) {
+      answer.state.value = InvalidState{cuda_reason(e)};
+      answer.exiting = true;
+    } catch (const std::exception& e) {
+      answer.state.value = InvalidState{e.what()};
+    }
+    release(request.candidate.key, answer.exiting);
+    return answer;
+  }
+
+  RunoffAnswer runoff(const RunoffRequest& request) {
+    RunoffAnswer answer;
+    RunoffPairs& pairs = answer.pairs;
+    std::optional<Prepared> a, b;
+    auto set_up = [&](const CandidateRef& side, std::optional<Prepared>& out,
+                      std::optional<std::string>& failure) {
+      try {
+        out = prepare(side);
+      } catch (const cuda_error& e) {
+        failure = cuda_reason(e);
+        answer.exiting = true;
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+    };
+    set_up(request.incumbent, a, pairs.incumbent_failure);
+    if (!answer.exiting) set_up(request.challenger, b, pairs.challenger_failure);
+    if (a && b && !answer.exiting) {
+      try {
+        PairedBenchResult r = bench_paired(ctx_, a->launch, b->launch, ctx_.stream(), bench_);
+        pairs.incumbent_ms = std::move(r.a_ms);
+        pairs.challenger_ms = std::move(r.b_ms);
+        pairs.batched = r.batched;
+        pairs.warnings = std::move(r.warnings);
+        pairs.device = ctx_.name();
+      } catch (const cuda_error& e) {
+        pairs.failure = cuda_reason(e);
+        answer.exiting = true;
+      } catch (const std::exception& e) {
+        pairs.failure = e.what();
+      }
+    }
+    a.reset();
+    b.reset();
+    release(request.incumbent.key, answer.exiting);
+    release(request.challenger.key, answer.exiting);
+    return answer;
+  }
+
+ private:
+  // Loads the candidate's module and runs its setup (the correctness gate). Throws what they
+  // throw.
+  Prepared prepare(const CandidateRef& candidate) {
+    Prepared p;
+    p.key = candidate.key;
+    p.module = load_kernel(ctx_, cache_dir_, candidate.key);
+    SetupContext setup(ctx_, p.module, build_.manifest.entry, bucket_.name, bucket_.shape,
+                       candidate.config, ctx_.stream());
+    p.launch = harness().setup(setup);
+    if (!p.launch) throw error("setup returned an empty launch closure");
+    return p;
+  }
+
+  // Unloads a candidate's module (not after a CUDA error: the context is going away with the
+  // process, and unloading may fail or hang on a poisoned one).
+  void release(const std::string& key, bool exiting) {
+    if (exiting) return;
+    try {
+      evict_kernel(key);
+    } catch (const std::exception&) {
+      // the worker exits after a CUDA error anyway; nothing to report here
+    }
+  }
+
+  const KernelBuild& build_;
+  const Bucket& bucket_;
+  Context ctx_;
+  fs::path cache_dir_;
+  BenchOptions bench_;
+};
+
+// The answers go to a private copy of the standard output; fd 1 itself goes to stderr, so that
+// a harness that prints cannot break the protocol.
+std::FILE* g_answers = nullptr;
+
+void answer_line(const std::string& line) {
+  std::FILE* out = g_answers != nullptr ? g_answers : stdout;
+  std::fwrite(line.data(), 1, line.size(), out);
+  std::fputc('\n', out);
+  std::fflush(out);
+}
+
+void take_stdout_for_answers() {
+  std::fflush(stdout);
+  const int fd = ::dup(STDOUT_FILENO);
+  if (fd < 0) return;
+  g_answers = ::fdopen(fd, "w");
+  ::dup2(STDERR_FILENO, STDOUT_FILENO);
+}
+
+int refuse_to_start(const std::string& why, int code) {
+  WorkerHello hello;
+  hello.error = why;
+  answer_line(encode(hello));
+  return code;
+}
+
+// Answers requests until stdin ends; exits the process right after a CUDA error's answer.
+int serve(Worker& worker) {
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    result<WorkerRequest> request = decode_request(line);
+    if (!request) {
+      answer_line(encode(RefusedAnswer{"bad request: " + request.error().message}));
+      continue;
+    }
+    bool exiting = false;
+    if (const auto* m = std::get_if<MeasureRequest>(&*request)) {
+      MeasureAnswer a = worker.measure(*m);
+      exiting = a.exiting;
+      answer_line(encode(a));
+    } else {
+      RunoffAnswer a = worker.runoff(std::get<RunoffRequest>(*request));
+      exiting = a.exiting;
+      answer_line(encode(a));
+    }
+    if (exiting) {
+      std::fflush(stderr);
+      std::_Exit(exit_environment);  // no destructors: the context may be poisoned
+    }
+  }
+  return exit_ok;
+}
+
+int run_worker(const WorkerOptions& opt) {
+  take_stdout_for_answers();
+  result<KernelBuild> build = load_kernel_build(opt.manifest);
+  if (!build) return refuse_to_start(build.error().str(), exit_bad_input);
+  result<const Bucket*> bucket = build->bucket(opt.bucket);
+  if (!bucket) return refuse_to_start(bucket.error().str(), exit_bad_input);
+  std::unique_ptr<Worker> worker;
+  WorkerHello hello;
+  try {
+    worker = std::make_unique<Worker>(*build, **bucket, opt.device.value_or(0));
+    hello.driver = driver_version();
+  } catch (const std::exception& e) {
+    return refuse_to_start(e.what(), exit_environment);
+  }
+  hello.ready = true;
+  hello.pid = static_cast<long>(::getpid());
+  hello.device = worker->context().name();
+  hello.arch = worker->context().arch();
+  answer_line(encode(hello));
+  return serve(*worker);
+}
+
+}  // namespace
+
+int worker_main(int argc, char** argv) {
+  CLI::App app{
+      "measures candidates of one bucket of a tunable kernel on the GPU (the tune "
+      "runner: a measuring worker started by `tuner run`)"};
+  WorkerOptions opt;
+  app.add_option("--manifest", opt.manifest, "the kernel's manifest.json")->required();
+  app.add_option("--bucket", opt.bucket, "the bucket whose candidates it measures")->required();
+  app.add_option("--arch", opt.arch, "the architecture the candidates were compiled for")
+      ->required();
+  app.add_option("--device", opt.device,
+                 "the device index (default 0; CUDA_VISIBLE_DEVICES applies)");
+  app.add_option("--log", opt.log, "(refused: tune with `tuner run`)")->group("");
+  app.footer(
+      "Speaks the protocol of tuner/core/worker_protocol.hpp on stdin and stdout. Exit status: 0 "
+      "at the end of its input, 2 bad arguments or input, 3 a broken environment (no GPU) or "
+      "after a CUDA error.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? exit_ok : exit_bad_input;
+  }
+  if (!opt.log.empty()) {
+    fmt::print(stderr,
+               "runner: error: the runner is the measuring worker only; tune a kernel with "
+               "`tuner run --manifest {}`\n",
+               opt.manifest);
+    return exit_bad_input;
+  }
+  return run_worker(opt);
+}
+
+}  // namespace tune
