@@ -8,8 +8,8 @@
   over a comment line), names a page that exists and a heading it has; a heading with a
   trailing parenthesis (`## Fault injection (tuner/core/fault_inject.hpp)`) also answers to
   the text before it.
-- Every `<name>.md` the repository mentions exists in it, and nothing points outside it to
-  `../shared`: a clone must be able to follow every pointer.
+- Every `<name>.md` the repository mentions exists in it, and no path climbs out of it to the
+  sibling `shared` folder (OUTSIDE below): a clone must be able to follow every pointer.
 
 Usage: check_docs.py [--root <source dir>]; exit status 1 with one line per broken reference.
 """
