@@ -70,7 +70,7 @@ Included by ``Tune.cmake``; see there for the cache variables and global targets
   ``DEFINITIONS <NAME[=value]>...``
     Preprocessor definitions, without ``-D``.
 
-  At configure time it writes ``<build>/tune/<name>/manifest.json`` (docs/interfaces.md) and
+  At configure time it writes ``<build>/tune/<name>/manifest.json`` (docs/manifest.md) and
   defines:
 
   ``warm.<name>``

@@ -1,7 +1,8 @@
 // Fast random inputs for the kernels' correctness gates. A gate draws fresh inputs for every
-// candidate (METHOD.md), and the GEMM's square bucket needs 32 M of them: std::mt19937_64 with
-// a distribution costs about half a second of device-machine time per candidate, this
-// splitmix64 stream a few tens of milliseconds. Host-only C++17; no CUDA header.
+// candidate (docs/measurement.md "The correctness gate"), and the GEMM's square bucket needs
+// 32 M of them: std::mt19937_64 with a distribution costs about half a second of device-machine
+// time per candidate, this splitmix64 stream a few tens of milliseconds. Host-only C++17; no
+// CUDA header.
 #pragma once
 
 #include <cstddef>

@@ -12,7 +12,8 @@
 
 namespace kernels {
 
-/// Largest accepted ||C - ref|| / ||ref|| (bf16 operands, fp32 accumulation; METHOD.md).
+/// Largest accepted ||C - ref|| / ||ref|| (bf16 operands, fp32 accumulation; docs/measurement.md
+/// "The correctness gate").
 inline constexpr double gemm_tolerance = 1e-2;
 
 /// One element of the reference product: sum over k of A[i,k] * B[k,j], in double.

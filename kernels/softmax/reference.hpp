@@ -9,7 +9,8 @@
 
 namespace kernels {
 
-/// Largest accepted ||out - ref|| / ||ref|| (fp32 arithmetic; METHOD.md).
+/// Largest accepted ||out - ref|| / ||ref|| (fp32 arithmetic; docs/measurement.md "The
+/// correctness gate").
 inline constexpr double softmax_tolerance = 1e-5;
 
 /// Row-wise softmax of in[rows*cols] into out[rows*cols], in double.

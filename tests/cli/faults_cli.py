@@ -6,7 +6,7 @@ measures again at most the one candidate that was in flight (measured, not yet l
 search ends with the true best and one logged result per config.
 
 The objective is tests/data/exec/objective.sh (see exec_cli.py): 8 configs, 5 of them valid,
-best BM=64,BN=128. Invalid trials are retried by every run by design (DESIGN.md), so the
+best BM=64,BN=128. Invalid trials are retried by every run by design (docs/search.md "Resume"), so the
 "measured again" checks are about valid ones.
 """
 import json

@@ -6,7 +6,7 @@
 - Every tests/data/spaces/valid/<name>.toml lists with exit 0: its text output is compared
   with <name>.txt and its --json output with <name>.json (golden files; TUNE_UPDATE_GOLDEN=1
   rewrites them). The JSON is also checked independently: ids recomputed from params, counts,
-  and each bucket's pruned-space hash recomputed as the reference's FNV-1a.
+  and each bucket's pruned-space hash recomputed as FNV-1a (docs/formats.md "Search space").
 - --bucket, an unknown bucket, a missing file and bad usage.
 """
 import json

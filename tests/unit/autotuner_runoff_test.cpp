@@ -1,5 +1,6 @@
-// The runoff hook and the soft incumbent of the Autotuner (REFERENCE.md "The runoff", DESIGN.md
-// "Measuring and deciding"), against a fake objective with scripted medians and runoffs.
+// The runoff hook and the soft incumbent of the Autotuner (docs/search.md "The steps",
+// docs/measurement.md "The paired runoff"), against a fake objective with scripted medians and
+// runoffs.
 #include <tuner/core/autotuner.hpp>
 
 #include <unistd.h>

@@ -1,5 +1,5 @@
-// The reference's search behaviours (REFERENCE.md "The search", objective path), against a
-// fake objective with scripted results.
+// The search's behaviours (docs/search.md "The steps"), on the objective path, against a fake
+// objective with scripted results.
 #include <tuner/core/autotuner.hpp>
 
 #include <filesystem>

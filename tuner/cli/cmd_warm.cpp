@@ -34,7 +34,7 @@ struct WarmOptions {
 };
 
 // The candidates warm compiles: the union of every bucket's pruned configs, in order of first
-// appearance (docs/interfaces.md "Space").
+// appearance (docs/formats.md "Search space").
 result<std::vector<Config>> all_candidates(const Space& space) {
   std::vector<Config> out;
   std::set<std::string> seen;

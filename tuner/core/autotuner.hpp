@@ -1,4 +1,4 @@
-// The search (REFERENCE.md "The search"): prune, open the log, read the resume state, measure
+// The search (docs/search.md "The steps"): prune, open the log, read the resume state, measure
 // the declared incumbents (whatever the budget), then visit the rest of the space in
 // enumeration order, checking the budget between candidates. This file holds the objective
 // path, where the caller measures a whole configuration (`Objective`) and the best config is
@@ -39,7 +39,7 @@ struct RunoffPairs {
   std::optional<std::string> incumbent_failure;
   std::optional<std::string> challenger_failure;
   /// Set when the paired bench failed after both setups succeeded: the incumbent keeps its
-  /// place (REFERENCE.md "The runoff").
+  /// place (docs/measurement.md "The paired runoff").
   std::optional<std::string> failure;
   /// The device that ran it, what may have disturbed it, and whether it was timed in batches.
   std::optional<std::string> device;
@@ -66,7 +66,7 @@ class Objective {
   virtual std::optional<std::string> cache_key(std::size_t /*index*/) { return std::nullopt; }
   /// The paired runoff between two finalists (indices into `configs()`): `incumbent` is the one
   /// that keeps its place on a tie. nullopt (the default) means this objective has no runoff:
-  /// the best sequential median wins, as on the reference's objective path. An exception stops
+  /// the best sequential median wins, as on `tuner exec`'s path. An exception stops
   /// the run, as from `measure`.
   virtual std::optional<RunoffPairs> runoff(std::size_t /*incumbent*/, std::size_t /*challenger*/) {
     return std::nullopt;

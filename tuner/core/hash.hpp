@@ -1,5 +1,5 @@
 // Digests used across tune: SHA-256 (OpenSSL) for content and cache keys, 64-bit FNV-1a for the
-// reference's pruned-space hash.
+// pruned-space hash (docs/formats.md "Search space").
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The on-disk kernel cache (docs/interfaces.md "Kernel cache entry"): one compiled candidate per
+// The on-disk kernel cache (docs/formats.md "Kernel cache entry"): one compiled candidate per
 // cache key, `<cache_dir>/<key>.cubin` beside `<cache_dir>/<key>.json`. Content addressing makes
 // one cache safe to share between build trees (TUNE_CACHE_DIR). This is host code only: it runs
 // the CUDA compiler as a process and reads its `ptxas -v` report, it never loads a module.

@@ -1,6 +1,6 @@
-// The committed record (DESIGN.md "Record"): one JSON file per kernel and architecture holding a
-// provenance header and the winning config of every bucket, and `load_verified`, the one check
-// of whether it is still true (the ctest gate, the tune target's staleness check and
+// The committed record (docs/formats.md "Record"): one JSON file per kernel and architecture
+// holding a provenance header and the winning config of every bucket, and `load_verified`, the
+// one check of whether it is still true (the ctest gate, the tune target's staleness check and
 // `tuner verify` all use it).
 #pragma once
 
@@ -90,7 +90,7 @@ struct Workspace {
 class Record {
  public:
   Record() = default;
-  /// An empty record carrying the workspace's provenance (Record::new in the reference).
+  /// An empty record carrying the workspace's provenance.
   explicit Record(const Workspace& workspace);
 
   int schema_version = record_schema_version;
@@ -154,7 +154,7 @@ struct Verification {
 };
 
 struct VerifyOptions {
-  /// The reference's behaviour: toolchain drift is a warning and cache keys are not compared.
+  /// `--allow-toolchain-drift`: toolchain drift is a warning and cache keys are not compared.
   bool allow_toolchain_drift = false;
 };
 
@@ -162,12 +162,12 @@ struct VerifyOptions {
 /// the current space when it is called).
 using RecomputeKey = std::function<L2Key(const RecordEntry&)>;
 
-/// Loads the record at `path` and verifies it against `workspace`, in REFERENCE.md's order:
-/// identity (schema, kernel, arch, source hash, space hash), entries (duplicate buckets, ids
-/// that do not match their params, buckets missing or not in the space, pruned-space hashes,
-/// configs outside their bucket's pruned space), toolchain drift, cache keys (another key
-/// schema: warning; none or a different digest: error), then context and tuner version drift
-/// (warnings). Every reason is collected. Throws only what `recompute_key` throws.
+/// Loads the record at `path` and verifies it against `workspace`, in this order
+/// (docs/manifest.md "Verification"): identity (schema, kernel, arch, source hash, space hash),
+/// entries (duplicate buckets, ids that do not match their params, buckets missing or not in the
+/// space, pruned-space hashes, configs outside their bucket's pruned space), toolchain drift, cache
+/// keys (another key schema: warning; none or a different digest: error), then context and tuner
+/// version drift (warnings). Every reason is collected. Throws only what `recompute_key` throws.
 Verification load_verified(const std::filesystem::path& path, const Workspace& workspace,
                            const RecomputeKey& recompute_key, const VerifyOptions& options = {});
 

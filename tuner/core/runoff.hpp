@@ -1,14 +1,15 @@
-// The paired runoff's decision (REFERENCE.md "The runoff"): both finalists are timed in strict
-// alternation, and the paired differences decide. This file holds only the statistics, so the
-// rule is testable without a GPU; the CUDA backend collects the pairs.
+// The paired runoff's decision (docs/measurement.md "The paired runoff"): both finalists are
+// timed in strict alternation, and the paired differences decide. This file holds only the
+// statistics, so the rule is testable without a GPU; the CUDA backend collects the pairs.
 //
 // The rule, fixed before any run:
 //   d_i = (challenger_i - incumbent_i) / incumbent_i       (relative, per pair)
 //   the challenger wins when median(d) < -margin and a one-sided sign test over the pairs
 //   (how many d_i < 0) gives p < alpha; it loses when median(d) > +margin with p < alpha on the
 //   other side; anything else is a tie, and on a tie the incumbent keeps its place.
-// Defaults: margin 1% (below the run-to-run drift of an unlocked H200, REFERENCE.md: a 1.2%
-// shift was seen mid-run) and alpha 0.05 (20 pairs give power 0.93 at a 1-1.5% effect).
+// Defaults: margin 1% (below the run-to-run drift of an unlocked H200: a 1.2% shift was seen
+// mid-run) and alpha 0.05 (20 pairs give power 0.93 at a 1-1.5% effect); the measurements are
+// in docs/measurement.md "Measured on an H200".
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
-// A search space read from a TOML file (DESIGN.md "Search space"): params whose product is the
-// space, explicit configs, prune expressions, required configs (incumbents), buckets (shape
+// A search space read from a TOML file (docs/formats.md "Search space"): params whose product is
+// the space, explicit configs, prune expressions, required configs (incumbents), buckets (shape
 // classes) and the optional [search] and [bench] settings.
 //
 // The rules `Space::load` enforces, beyond TOML syntax:
@@ -80,7 +80,7 @@ struct SearchSettings {
   std::optional<double> timeout_s;  ///< per candidate
 };
 
-/// [bench]: how each candidate is timed (DESIGN.md "Measuring and deciding").
+/// [bench]: how each candidate is timed (docs/measurement.md "Timing one candidate").
 struct BenchSettings {
   double warmup_ms = 25;
   double rep_ms = 100;
@@ -104,8 +104,8 @@ struct PlacedExpr {
 }  // namespace detail
 
 /// A parsed, validated space. Construction only through `Space::load` / `Space::parse`, which
-/// check everything DESIGN.md lists (reserved names, mixed types, expressions, incumbents,
-/// duplicate buckets, the enumeration limit).
+/// check every rule listed at the top of this file (reserved names, mixed types, expressions,
+/// incumbents, duplicate buckets, the enumeration limit).
 class Space {
  public:
   /// Reads and validates a space file. Diagnostics carry the path, line and column.
@@ -160,8 +160,8 @@ class Space {
   /// require, buckets with shapes and predicates, params_as, search and bench settings.
   /// Formatting, comments and key order inside tables do not change it.
   const std::string& space_hash() const noexcept { return space_hash_; }
-  /// The reference's hash of a bucket's pruned space: 64-bit FNV-1a over the sorted config
-  /// ids, each followed by a zero byte, as 16 hex digits.
+  /// The hash of a bucket's pruned space: 64-bit FNV-1a over the sorted config ids, each
+  /// followed by a zero byte, as 16 hex digits.
   static std::string pruned_space_hash(const std::vector<Config>& pruned);
 
   /// The first bucket whose `when` holds for `runtime_shape` (a bucket without `when` takes

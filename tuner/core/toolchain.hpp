@@ -1,4 +1,5 @@
-// The toolchain fingerprint (DESIGN.md "Record"): what generates device code, human readable.
+// The toolchain fingerprint (docs/manifest.md "The toolchain fingerprint"): what generates device
+// code, human readable.
 // The CUDA compiler's and assembler's versions decide the cubin; the host compiler is recorded
 // beside them as information only (GPU hosts and CI rarely share one).
 #pragma once

@@ -2,7 +2,7 @@
 // a reason) and what explains it (cache key, phase, device, time, warnings). Trials are data:
 // a candidate that fails to compile, launch or measure becomes an invalid trial, never an
 // exception out of the search. Each trial is one JSON line of the trial log
-// (docs/interfaces.md "Trial log").
+// (docs/formats.md "Trial log").
 #pragma once
 
 #include <cstdint>
@@ -74,7 +74,7 @@ struct Trial {
   std::vector<std::string> warnings;
   /// Whether its timings are per launch of a batch (a CUDA graph of several launches).
   bool batched = false;
-  /// A runoff trial's statistics (see docs/interfaces.md "Record"); null otherwise.
+  /// A runoff trial's statistics (see docs/formats.md "Record"); null otherwise.
   nlohmann::json runoff;
 
   /// A measured trial, or an invalid one when the timings are not usable: a non-finite or

@@ -1,4 +1,4 @@
-// The trial log: JSON Lines, a header then one trial per line (docs/interfaces.md "Trial log").
+// The trial log: JSON Lines, a header then one trial per line (docs/formats.md "Trial log").
 // A run resumes from it, so it is guarded: a log of another search is refused with every
 // differing field and left byte-identical; a torn header-only file counts as empty; a torn last
 // line is repaired; other unreadable lines are skipped with a warning naming the line; one

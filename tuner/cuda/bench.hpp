@@ -1,4 +1,4 @@
-// Device-event timing of a launch closure (DESIGN.md "Measuring and deciding"):
+// Device-event timing of a launch closure (docs/measurement.md "Timing one candidate"):
 //
 // - a first launch (errors surface here, lazy module loading happens here), then an estimate
 //   from five timed launches;
@@ -78,7 +78,8 @@ struct PairedBenchResult {
   std::vector<std::string> warnings;  ///< throttling, other processes
 };
 
-/// Times `a` and `b` against each other for the paired runoff (REFERENCE.md "The runoff"):
+/// Times `a` and `b` against each other for the paired runoff (docs/measurement.md "The paired
+/// runoff"):
 /// a first launch of each, an estimate of each, warm-up alternating A and B, then `pairs`
 /// pairs timed in strict alternation (AB in even pairs, BA in odd ones, so that neither arm
 /// always goes first), the L2 flushed and the spin kernel queued before each arm. With

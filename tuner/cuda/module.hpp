@@ -200,7 +200,7 @@ class Module : public std::enable_shared_from_this<Module> {
 };
 
 /// Loads the candidate `key` from the kernel cache directory `cache_dir` (`<key>.json` beside
-/// `<key>.cubin`, docs/interfaces.md "Kernel cache entry"), once per key and context: later
+/// `<key>.cubin`, docs/formats.md "Kernel cache entry"), once per key and context: later
 /// and concurrent calls return the same module. The entry's header is re-checked (schema, key,
 /// status, the cubin's SHA-256); a mismatch is a miss, and a miss throws tune::error
 /// `kernel cache miss for '<key>' in '<dir>': <why> (run the warm target to compile it)`.

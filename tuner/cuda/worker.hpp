@@ -6,14 +6,14 @@
 //   <runner> --manifest M --bucket B --arch A [--device N]
 //
 // It creates a CUDA context on the device, says hello and then answers one request per line on
-// stdin with one answer per line on stdout, as tuner/core/worker_protocol.hpp defines: set up
-// a candidate (load its cubin from the kernel cache, run the harness's setup, which runs the
-// correctness gate) and time it, or set up two finalists again and time them in strict
-// alternation (the paired runoff). A failing candidate is an answer, not a crash. After a CUDA
-// error, which may have poisoned its context, it answers and exits. Anything a harness prints to
-// stdout goes to stderr, so it cannot break the protocol. The worker keeps the default actions
-// of SIGINT and SIGTERM: it runs in its own process group, and its supervisor kills that group
-// when asked to stop.
+// stdin with one answer per line on stdout, as tuner/core/worker_protocol.hpp defines
+// (docs/formats.md "Worker messages"): set up a candidate (load its cubin from the kernel cache,
+// run the harness's setup, which runs the correctness gate) and time it, or set up two finalists
+// again and time them in strict alternation (the paired runoff). A failing candidate is an answer,
+// not a crash. After a CUDA error, which may have poisoned its context, it answers and exits.
+// Anything a harness prints to stdout goes to stderr, so it cannot break the protocol. The worker
+// keeps the default actions of SIGINT and SIGTERM: it runs in its own process group, and its
+// supervisor kills that group when asked to stop.
 //
 // Exit status: 0 at the end of its input, 2 bad arguments or input, 3 a broken environment (no
 // GPU, no driver) or after a CUDA error.
