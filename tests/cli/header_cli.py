@@ -64,6 +64,21 @@ class HeaderCli(unittest.TestCase):
         self.assertEqual(c.returncode, 0, c.stderr)
         return subprocess.run([exe], capture_output=True, text=True).stdout.splitlines()
 
+    def test_a_namespace_of_the_users_choice_compiles(self):
+        # The when predicates use arithmetic: its helpers are named from the global namespace,
+        # so the header compiles inside any namespace.
+        r = run("header", "--manifest", self.manifest, "--output", self.header, "--namespace",
+                "outer::inner")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        main = self.top / "ns.cpp"
+        main.write_text('#include "pick_winners.hpp"\n'
+                        "int main() { return outer::inner::select({1024, \"col\", 8}) ? 0 : 1; }\n")
+        exe = self.top / "ns"
+        c = subprocess.run([CXX, "-std=c++17", "-Wall", "-Werror", "-I", self.header.parent, main,
+                            "-o", exe], capture_output=True, text=True)
+        self.assertEqual(c.returncode, 0, c.stderr)
+        self.assertEqual(subprocess.run([exe]).returncode, 0)
+
     def test_a_fresh_record_and_a_missing_one(self):
         self.pin("m<=512 & row", "BM=128,LAYOUT=col")
         self.pin("ratio", "BM=3000000000,LAYOUT=row")

@@ -28,7 +28,7 @@ BucketResult sample() {
   stats.challenger = "BLOCK=512";
   stats.winner = "BLOCK=512";
   r.runoff = stats;
-  r.best = BucketWinner{Config{{"BLOCK", 512}}, 1.95, 1.9, 50, L2Key{"k1", "abcd"}};
+  r.best = MeasuredWinner{Config{{"BLOCK", 512}}, 1.95, 1.9, 50, L2Key{"k1", "abcd"}};
   r.workers_started = 4;
   return r;
 }

@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <system_error>
 
@@ -111,6 +113,14 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view data,
   file.release();
   point("after-rename");
   fsync_directory(dir);
+}
+
+bool write_file_if_changed(const std::filesystem::path& path, std::string_view data) {
+  std::ifstream in(path, std::ios::binary);
+  if (in && std::string(std::istreambuf_iterator<char>(in), {}) == data) return false;
+  in.close();
+  write_file_atomic(path, data);
+  return true;
 }
 
 void remove_stale_temporaries(const std::filesystem::path& path) noexcept {

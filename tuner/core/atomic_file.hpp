@@ -20,6 +20,11 @@ namespace tune {
 void write_file_atomic(const std::filesystem::path& path, std::string_view data,
                        std::string_view fault_point = {});
 
+/// As write_file_atomic, unless `path` already holds exactly `data`: then nothing is written and
+/// its modification time stays, so what depends on the file does not rebuild. Returns whether it
+/// wrote. Throws as write_file_atomic does.
+bool write_file_if_changed(const std::filesystem::path& path, std::string_view data);
+
 /// Removes the temporary files that write_file_atomic left beside `path` when a process died
 /// between writing one and renaming it (`.<name>.tmp.<pid>.<n>` whose pid is no longer running
 /// on this host). Scans the directory, so it is for small directories (records); never throws.

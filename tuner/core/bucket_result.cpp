@@ -47,7 +47,7 @@ void to_json(json& j, const BucketResult& r) {
        {"workers_started", r.workers_started},
        {"best", nullptr}};
   if (r.best) {
-    const BucketWinner& b = *r.best;
+    const MeasuredWinner& b = *r.best;
     j["best"] = {{"config_id", b.config.id()},
                  {"params", b.config},
                  {"median_ms", b.median_ms},
@@ -76,7 +76,7 @@ void from_json(const json& j, BucketResult& r) {
   r.workers_started = j.value("workers_started", 0);
   r.best.reset();
   if (const json& b = j.at("best"); !b.is_null()) {
-    BucketWinner w;
+    MeasuredWinner w;
     w.config = b.at("params").get<Config>();
     w.median_ms = b.at("median_ms").get<double>();
     w.min_ms = b.at("min_ms").get<double>();

@@ -28,14 +28,14 @@ namespace tune {
 inline constexpr int bucket_result_schema_version = 1;
 
 /// One bucket's winner as the tune decided it.
-struct BucketWinner {
+struct MeasuredWinner {
   Config config;
   double median_ms = 0;
   double min_ms = 0;
   std::int64_t reps = 0;           ///< timed reps behind the median
   std::optional<L2Key> cache_key;  ///< the candidate's cache key, tagged with its schema
 
-  friend bool operator==(const BucketWinner&, const BucketWinner&) = default;
+  friend bool operator==(const MeasuredWinner&, const MeasuredWinner&) = default;
 };
 
 /// What the tune of one bucket of one kernel and architecture found.
@@ -52,7 +52,7 @@ struct BucketResult {
   bool budget_exhausted = false;
   std::optional<std::string> incumbent_failure;  ///< why the run stopped before the search
   std::optional<RunoffStats> runoff;             ///< when a runoff decided (or a forfeit)
-  std::optional<BucketWinner> best;              ///< nullopt: no winner
+  std::optional<MeasuredWinner> best;              ///< nullopt: no winner
   int workers_started = 0;
 
   /// The result file's JSON (pretty-printed, trailing newline).

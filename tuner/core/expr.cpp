@@ -1,4 +1,5 @@
 #include <tuner/core/expr.hpp>
+#include <tuner/core/expr_node.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -9,41 +10,6 @@
 #include <nlohmann/json.hpp>
 
 namespace tune {
-
-namespace detail {
-
-enum class Op {
-  neg,
-  lnot,
-  add,
-  sub,
-  mul,
-  div,
-  mod,
-  lt,
-  le,
-  gt,
-  ge,
-  eq,
-  ne,
-  land,
-  lor,
-};
-
-struct ExprNode {
-  enum class Kind { integer, string, name, unary, binary };
-  Kind kind = Kind::integer;
-  Op op = Op::neg;
-  std::int64_t ival = 0;
-  std::string sval;    // string literal, or the name
-  int name_index = 0;  // into Expr::names()
-  int column = 0;      // of the literal, the name or the operator
-  int height = 1;      // of the subtree: evaluation and printing recurse this deep
-  std::unique_ptr<ExprNode> lhs;
-  std::unique_ptr<ExprNode> rhs;  // the operand of a unary node is lhs
-};
-
-}  // namespace detail
 
 using detail::ExprNode;
 using detail::Op;

@@ -60,6 +60,9 @@ class Expr {
   /// string quotes removed, every operation parenthesized (`((BM * BN) <= 32768)`), strings
   /// JSON-quoted. Two expressions with the same normal form mean the same thing.
   std::string canonical() const;
+  /// The syntax tree (tuner/core/expr_node.hpp, internal to tune_core) for the walkers that
+  /// translate an expression (expr_cxx.hpp); nullptr only in a default-constructed Expr.
+  const detail::ExprNode* root() const noexcept { return root_.get(); }
 
   /// Resolves a name's kind, or nullopt when it is unknown.
   using KindLookup = std::function<std::optional<ValueKind>(std::string_view)>;
