@@ -1,7 +1,7 @@
 // The TOML source helpers of the space reader (tuner/core/space_parser.hpp): the byte offset
 // of a file position and the file position of each byte of a decoded string value. The space
 // corpus covers them through expression columns; these cases are what it does not reach:
-// a CRLF after the opening delimiter, 8-digit escapes, and the count every mapping must have
+// CRLF line ends, 8-digit escapes, and the count every mapping must have
 // (one place per decoded byte, plus the closing quote), checked against what TOML++ decodes.
 #include <tuner/core/space_parser.hpp>
 
@@ -47,6 +47,8 @@ TEST(SpaceTomlTest, EachDecodedByteHasAPlace) {
            "s = 'a\\b'\n",
            "s = \"x\\U0001F600y\"\n",
            "s = \"\"\"\r\nab\ncd\"\"\"\n",
+           "s = \"\"\"\r\nab\r\ncd\"\"\"\n",
+           "s = '''a\r\nb'''\n",
            "s = \"\"\"a \\\r\n   b\"\"\"\n",
            "s = '''\nA > 1 &&\n  é'''\n",
        }) {
@@ -63,6 +65,9 @@ TEST(SpaceTomlTest, EscapesAndLineEndsMapToTheFile) {
   // A CRLF right after the opening delimiter is trimmed; the next line end is text.
   EXPECT_EQ(lines_columns(place_string("s = \"\"\"\r\nab\nc\"\"\"\n", {1, 5})),
             (std::vector<std::pair<int, int>>{{2, 1}, {2, 2}, {2, 3}, {3, 1}, {3, 2}}));
+  // A CRLF inside decodes to one '\n': one place, at the '\r'.
+  EXPECT_EQ(lines_columns(place_string("s = '''ab\r\nc'''\n", {1, 5})),
+            (std::vector<std::pair<int, int>>{{1, 8}, {1, 9}, {1, 10}, {2, 1}, {2, 2}}));
 }
 
 TEST(SpaceTomlTest, NoPlacesAwayFromAQuote) {

@@ -105,6 +105,12 @@ std::vector<SourcePos> place_string(std::string_view doc, SourcePos begin) {
       multi ? (quote == '"' ? "\"\"\"" : "'''") : (quote == '"' ? "\"" : "'");
   while (p < doc.size() && doc.substr(p, closing.size()) != closing) {
     const SourcePos here{line, col};
+    if (multi && doc.substr(p, 2) == "\r\n") {  // TOML++ decodes a CRLF to one '\n'
+      places.push_back(here);
+      step();
+      step();
+      continue;
+    }
     if (quote == '"' && doc[p] == '\\' && p + 1 < doc.size()) {
       const char e = doc[p + 1];
       if (e == 'u' || e == 'U') {
