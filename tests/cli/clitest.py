@@ -1,7 +1,10 @@
-"""What every CLI test script (tests/cli/*_cli.py) takes from ctest: --tuner <tuner executable>,
---data <tests/data> and --work <scratch folder>. Unknown arguments are left to unittest."""
+"""What every CLI test script (tests/cli/*_cli.py) shares: the arguments it takes from ctest
+(--tuner <tuner executable>, --data <tests/data> and --work <scratch folder>; unknown arguments
+are left to unittest), a clean environment, and the kernel manifests it writes."""
 import argparse
+import json
 import os
+import shutil
 from pathlib import Path
 
 # What an objective or a fake worker reads (exec's OBJ_*, the runner tests' FAKE_*) and tune's
@@ -24,3 +27,55 @@ def env(**settings):
     out = {k: v for k, v in os.environ.items() if not k.startswith(TEST_PREFIXES)}
     out.update({k: str(v) for k, v in settings.items()})
     return out
+
+
+# The CUDA compiler a manifest names: the one on PATH, else the toolkit's usual place. Tests
+# that only compute keys never run it beyond `--version`.
+NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+
+
+def manifest(path, root, kernel, build=None, **fields):
+    """Writes a kernel manifest (docs/manifest.md, schema 1) to `path`, creating its folder,
+    and returns `path`. The defaults follow the test projects' layout (tests/data/project):
+
+      schema_version  1
+      kernel          `kernel`
+      entry           `kernel` (the extern "C" symbol)
+      project_root    `root`
+      build_dir       `build`, default <root>/build
+      sources         [<root>/kernels/<kernel>.cu] (sources[0] is compiled per candidate)
+      space           <root>/spaces/<kernel>.toml
+      archs           ["sm_90"]
+      records         each arch to <root>/records/<kernel>.json, or with several archs to
+                      <root>/records/<kernel>.<arch>.json (as tune_add_kernel names them)
+      nvcc            NVCC
+
+    `fields` adds or replaces any field, the optional ones included: include_directories,
+    definitions, compile_options (lists), host_compiler, cache_dir, log_dir, compile_log,
+    runner, tuner; None writes null. Paths may be pathlib.Path; they are written as strings.
+
+    Example: clitest.manifest(build / "tune" / "gemm" / "manifest.json", root, "gemm",
+                              build=build, runner=None, tuner=TUNER)
+    """
+    path, root = Path(path), Path(root)
+    archs = fields.get("archs", ["sm_90"])
+    if len(archs) == 1:
+        records = {archs[0]: root / "records" / f"{kernel}.json"}
+    else:
+        records = {a: root / "records" / f"{kernel}.{a}.json" for a in archs}
+    m = {
+        "schema_version": 1,
+        "kernel": kernel,
+        "entry": kernel,
+        "project_root": root,
+        "build_dir": Path(build) if build is not None else root / "build",
+        "sources": [root / "kernels" / f"{kernel}.cu"],
+        "space": root / "spaces" / f"{kernel}.toml",
+        "archs": archs,
+        "records": records,
+        "nvcc": NVCC,
+    }
+    m.update(fields)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(m, indent=2, default=str) + "\n")
+    return path

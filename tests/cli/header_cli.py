@@ -3,12 +3,11 @@
 
 Each test copies tests/data/header/project (one kernel, `pick`, with int and string params and
 three buckets whose `when` predicates use strings, division, modulo and negation) into a fresh
-directory, writes its manifest by hand as tune_add_kernel would (sm_80 and sm_90), pins sm_90
-records with `tuner record set`, generates the header and compiles tests/data/header/check.cpp
-against it with the host C++ compiler. Only nvcc --version runs; nothing is compiled for a GPU.
+directory, writes its manifest with clitest.manifest as tune_add_kernel would (sm_80 and sm_90),
+pins sm_90 records with `tuner record set`, generates the header and compiles
+tests/data/header/check.cpp against it with the host C++ compiler. Only nvcc --version runs; nothing is compiled for a GPU.
 """
 import datetime
-import json
 import shutil
 import subprocess
 import sys
@@ -18,7 +17,6 @@ import clitest
 
 TUNER, DATA_ROOT, WORK = clitest.paths()
 DATA = DATA_ROOT / "header"
-NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 CXX = shutil.which("c++") or shutil.which("g++")
 
 
@@ -33,20 +31,10 @@ class HeaderCli(unittest.TestCase):
         shutil.rmtree(self.top, ignore_errors=True)
         self.root = self.top / "src"
         shutil.copytree(DATA / "project", self.root)
-        self.manifest = self.top / "manifest.json"
-        self.write_manifest()
+        self.manifest = clitest.manifest(self.top / "manifest.json", self.root, "pick",
+                                         build=self.top / "build", archs=["sm_80", "sm_90"],
+                                         tuner=TUNER)
         self.header = self.top / "out" / "pick_winners.hpp"
-
-    def write_manifest(self, space="spaces/pick.toml"):
-        root = self.root
-        self.manifest.write_text(json.dumps({
-            "schema_version": 1, "kernel": "pick", "entry": "pick",
-            "project_root": str(root), "build_dir": str(self.top / "build"),
-            "sources": [str(root / "kernels" / "pick.cu")], "space": str(root / space),
-            "archs": ["sm_80", "sm_90"],
-            "records": {"sm_80": str(root / "records" / "pick.sm_80.json"),
-                        "sm_90": str(root / "records" / "pick.sm_90.json")},
-            "nvcc": NVCC, "tuner": TUNER}))
 
     def pin(self, bucket, config):
         r = run("record", "set", "--manifest", self.manifest, "--arch", "sm_90", "--bucket",

@@ -19,7 +19,6 @@ import clitest
 
 TUNER, DATA, WORK = clitest.paths()
 HOSTILE = DATA / "hostile"
-NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 HUGE = 100 * 1024 * 1024
 DEEP = 100000
 TOO_DEEP_JSON = "arrays and objects nest deeper than 64 levels"
@@ -154,17 +153,13 @@ class HostileCli(unittest.TestCase):
         if not root.exists():
             shutil.copytree(DATA / "records" / "project", root)
         build = root / "build"
-        m = {"schema_version": 1, "kernel": kernel, "entry": "gemm", "project_root": str(root),
-             "build_dir": str(build), "sources": [str(root / "kernels" / "gemm.cu")],
-             "space": str(root / "spaces" / "gemm.toml"), "archs": ["sm_90"],
-             "records": {"sm_90": str(root / "records" / "gemm.json")},
-             "include_directories": [str(root / "kernels" / "include")], "nvcc": NVCC,
-             "host_compiler": "GNU 12.2.0"}
-        m.update(fields)
-        path = build / "tune" / "gemm" / "manifest.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(m))
-        return path
+        fields = {"entry": "gemm", "sources": [root / "kernels" / "gemm.cu"],
+                  "space": root / "spaces" / "gemm.toml",
+                  "records": {"sm_90": root / "records" / "gemm.json"},
+                  "include_directories": [root / "kernels" / "include"],
+                  "host_compiler": "GNU 12.2.0", **fields}
+        return clitest.manifest(build / "tune" / "gemm" / "manifest.json", root, kernel,
+                                build=build, **fields)
 
     def test_record_set_refuses_a_traversing_kernel_name(self):
         manifest = self.project(kernel="../../x")

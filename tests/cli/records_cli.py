@@ -22,7 +22,6 @@ import clitest
 
 TUNER, DATA_ROOT, WORK = clitest.paths()
 DATA = DATA_ROOT / "records"
-NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 UPDATE_GOLDEN = os.environ.get("TUNE_UPDATE_GOLDEN") == "1"
 
 
@@ -62,37 +61,25 @@ class RecordsCli(unittest.TestCase):
     # -- helpers ---------------------------------------------------------------------------
 
     def write_manifest(self, kernel, root=None, build=None, manifest_dir=None, **fields):
+        """clitest.manifest with every optional field set; `records` paths are relative to
+        `root`. Written to <build>/tune/<kernel>/ as tune_add_kernel does, or `manifest_dir`."""
         root = Path(root or self.root)
         build = Path(build or root / "build")
-        m = {
-            "schema_version": 1,
-            "kernel": kernel,
-            "entry": kernel,
-            "project_root": str(root),
-            "build_dir": str(build),
-            "sources": [str(root / "kernels" / f"{kernel}.cu")],
-            "space": str(root / "spaces" / f"{kernel}.toml"),
-            "archs": ["sm_90"],
-            "records": {"sm_90": str(root / "records" / f"{kernel}.json")},
-            "include_directories": [str(root / "kernels" / "include")],
+        if "records" in fields:
+            fields["records"] = {a: root / p for a, p in fields["records"].items()}
+        optional = {
+            "include_directories": [root / "kernels" / "include"],
             "definitions": ["USE_FAST=1"],
             "compile_options": [],
-            "nvcc": NVCC,
             "host_compiler": "GNU 12.2.0",
-            "cache_dir": str(build / "tune" / "cache"),
-            "log_dir": str(build / "tune" / kernel),
-            "compile_log": str(build / "tune" / "compile.log"),
+            "cache_dir": build / "tune" / "cache",
+            "log_dir": build / "tune" / kernel,
+            "compile_log": build / "tune" / "compile.log",
             "runner": None,
             "tuner": TUNER,
         }
-        for key, value in fields.items():
-            if key == "records":
-                value = {a: str(root / p) for a, p in value.items()}
-            m[key] = value
         path = Path(manifest_dir or build / "tune" / kernel) / "manifest.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(m, indent=2) + "\n")
-        return path
+        return clitest.manifest(path, root, kernel, build=build, **{**optional, **fields})
 
     def key(self, manifest, config, *extra):
         r = run("key", "--manifest", manifest, "--config", config, *extra)

@@ -26,7 +26,6 @@ import clitest
 TUNER, DATA_ROOT, WORK = clitest.paths()
 DATA = DATA_ROOT / "runner"
 RUNNER = os.environ.get("TUNE_TEST_RUNNER", "")
-NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 WORKER_CMD = f"{sys.executable} {DATA / 'fake_worker.py'}"
 BUCKET = "n<=4096"
 ENC = "n%3C%3D4096"
@@ -54,15 +53,11 @@ class RunnerCli(unittest.TestCase):
         self.side = self.dir / "side.txt"
         self.log = self.logdir / "sm_90" / f"{ENC}.trials.jsonl"
         self.result = self.logdir / "sm_90" / f"{ENC}.result.json"
-        self.manifest = self.logdir / "manifest.json"
-        self.manifest.write_text(json.dumps({
-            "schema_version": 1, "kernel": "saxpy", "entry": "saxpy",
-            "project_root": str(self.dir / "src"), "build_dir": str(self.build),
-            "sources": [str(self.dir / "src" / "saxpy.cu")],
-            "space": str(self.dir / "src" / "saxpy.toml"), "archs": ["sm_90"],
-            "records": {"sm_90": str(self.record)}, "nvcc": NVCC,
-            "cache_dir": str(self.cache), "log_dir": str(self.logdir), "runner": RUNNER,
-        }))
+        self.manifest = clitest.manifest(
+            self.logdir / "manifest.json", self.dir / "src", "saxpy", build=self.build,
+            sources=[self.dir / "src" / "saxpy.cu"], space=self.dir / "src" / "saxpy.toml",
+            records={"sm_90": self.record}, cache_dir=self.cache, log_dir=self.logdir,
+            runner=RUNNER)
         for b in [64, 128, 256, 512, 1024, 2048]:
             self.write_entry(b, ok=b != 2048)
 

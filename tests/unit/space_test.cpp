@@ -370,6 +370,11 @@ TEST(SpaceTest, ExpressionColumnsMapIntoTheFile) {
                         "[params]\nA = [1]\n"),
             "mem.toml:5:8: error: invalid prune expression 'A > 1 && A < $ 3': unexpected "
             "character '$'");
+  // The same with CRLF line ends (TOML++ decodes each to one '\n').
+  EXPECT_EQ(parse_error("schema = 1\r\nkernel = \"k\"\r\nprune = ['''\r\nA > 1 &&\r\n   A < $ 3''']"
+                        "\r\n[params]\r\nA = [1]\r\n"),
+            "mem.toml:5:8: error: invalid prune expression 'A > 1 && A < $ 3': unexpected "
+            "character '$'");
   // Non-ASCII characters count as one column, as TOML++ counts them.
   EXPECT_EQ(parse_error("schema = 1\nkernel = \"k\"\nprune = [\"L == 'é' && Q\"]\n"
                         "[params]\nL = [\"x\"]\n"),

@@ -1,16 +1,17 @@
-// The syntax tree of a parsed Expr, internal to tune_core: expr.cpp builds, prints and
-// evaluates it; expr_cxx.cpp translates it into C++. Other code goes through Expr's API; the
-// tree is here, apart from expr.hpp, so that a walker outside expr.cpp reads the parse as it
-// is instead of parsing the canonical text a second time.
+// Internal to tune_core (not installed): the tree an Expr holds. The parser (expr_parser.cpp)
+// builds it; checking, evaluation and the normal form (expr.cpp) walk it, and expr_cxx.cpp
+// translates it into C++, reading the parse as it is instead of parsing the canonical text a
+// second time. Other code goes through Expr's API.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace tune::detail {
 
-/// An operator of the expression language; neg and lnot are the unary ones.
+/// The operators of the expression language (expr.hpp); `neg` and `lnot` are unary.
 enum class Op {
   neg,
   lnot,
@@ -29,7 +30,10 @@ enum class Op {
   lor,
 };
 
-/// One node of the tree: a literal, a name, or an operator over its operands.
+/// The operator as written: "-", "!", "+", "<=", "&&", ...
+std::string_view op_text(Op op);
+
+/// One node of a parsed expression: a literal, a name, or an operator over its operands.
 struct ExprNode {
   enum class Kind { integer, string, name, unary, binary };
   Kind kind = Kind::integer;

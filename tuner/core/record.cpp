@@ -312,6 +312,119 @@ std::string Verification::report(const std::string& path_label) const {
   return out;
 }
 
+namespace {
+
+// Step 1 after the schema: the record must be of this kernel, arch, source and space.
+void check_identity(const Record& record, const Workspace& w, std::vector<std::string>& errors) {
+  if (record.kernel != w.kernel) errors.push_back(drift_text("kernel", record.kernel, w.kernel));
+  if (record.arch != w.arch) errors.push_back(drift_text("arch", record.arch, w.arch));
+  if (record.source_hash != w.source_hash)
+    errors.push_back(drift_text("source_hash", record.source_hash, w.source_hash));
+  if (record.space_hash != w.space_hash)
+    errors.push_back(drift_text("space_hash", record.space_hash, w.space_hash));
+}
+
+// Step 2, for an entry whose bucket appears once: its config id, bucket, pruned space and
+// config against the current space. Returns whether its key can be recomputed (its bucket
+// and config are in the current space).
+bool check_entry(const RecordEntry& e, const Workspace& w, std::vector<std::string>& errors) {
+  bool checkable = true;
+  std::string entry = "entry " + squote(e.bucket);
+  std::string params_id = e.config.id();
+  if (e.config_id != params_id) {
+    checkable = false;
+    errors.push_back(entry + " config.id: record has " + squote(e.config_id) +
+                     ", its params give " + squote(params_id));
+  }
+  const Workspace::Bucket* b = w.bucket(e.bucket);
+  if (b == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& wb : w.buckets)
+      names.push_back(wb.name);
+    errors.push_back("entries: record has bucket " + squote(e.bucket) +
+                     ", which the current space lacks" + did_you_mean(e.bucket, names) +
+                     " (it has " + quoted_list(names) + ")");
+    return false;
+  }
+  if (e.pruned_space_hash != b->pruned_space_hash)
+    errors.push_back(
+        drift_text(entry + " pruned_space_hash", e.pruned_space_hash, b->pruned_space_hash));
+  if (checkable &&
+      std::find(b->config_ids.begin(), b->config_ids.end(), params_id) == b->config_ids.end()) {
+    checkable = false;
+    errors.push_back(entry + " config: record has " + squote(params_id) +
+                     ", current pruned space of the bucket does not contain it");
+  }
+  return checkable;
+}
+
+// Step 2: one entry per bucket of the current space, each checked. `checkable[i]`: entry i's
+// bucket and config are in the current space, so its key can be recomputed.
+std::vector<bool> check_entries(const std::vector<RecordEntry>& entries, const Workspace& w,
+                                std::vector<std::string>& errors) {
+  std::vector<bool> checkable(entries.size(), true);
+  std::map<std::string, int> count;
+  for (const auto& e : entries)
+    ++count[e.bucket];
+  std::map<std::string, bool> duplicate_reported;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const RecordEntry& e = entries[i];
+    if (count[e.bucket] > 1) {
+      checkable[i] = false;
+      if (!duplicate_reported[e.bucket]) {
+        duplicate_reported[e.bucket] = true;
+        errors.push_back("entries: record has bucket " + squote(e.bucket) + " " +
+                         std::to_string(count[e.bucket]) +
+                         " times, current is one entry per bucket");
+      }
+      continue;
+    }
+    checkable[i] = check_entry(e, w, errors);
+  }
+  for (const auto& b : w.buckets)
+    if (count.find(b.name) == count.end())
+      errors.push_back("entries: record has no entry for bucket " + squote(b.name) +
+                       ", current space declares it");
+  return checkable;
+}
+
+// Step 4: each checkable entry's cache key against the one recomputed now.
+void check_cache_keys(const std::vector<RecordEntry>& entries, const std::vector<bool>& checkable,
+                      const RecomputeKey& recompute_key, std::vector<std::string>& errors,
+                      std::vector<std::string>& warnings) {
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const RecordEntry& e = entries[i];
+    if (!checkable[i]) continue;
+    std::string field = "entry " + squote(e.bucket) + " cache_key";
+    L2Key current = recompute_key(e);
+    if (!e.cache_key) {
+      errors.push_back(field + ": record has none, current is " + squote(current.str()));
+    } else if (e.cache_key->schema != current.schema) {
+      warnings.push_back(field + ": record has key schema " + squote(e.cache_key->schema) +
+                         ", current is " + squote(current.schema) + " (incomparable, not checked)");
+    } else if (e.cache_key->digest != current.digest) {
+      errors.push_back(drift_text(field, e.cache_key->str(), current.str()));
+    }
+  }
+}
+
+// Step 5: drift that only shifts timings, as warnings.
+void warn_context_drift(const Record& record, const Workspace& w,
+                        std::vector<std::string>& warnings) {
+  auto warn_drift = [&](std::string_view field, const std::optional<std::string>& recorded,
+                        const std::optional<std::string>& current) {
+    if (recorded && current && !recorded->empty() && !current->empty() && *recorded != *current)
+      warnings.push_back(drift_text(field, *recorded, *current));
+  };
+  warn_drift("context.device", record.context.device, w.context.device);
+  warn_drift("context.driver", record.context.driver, w.context.driver);
+  warn_drift("context.host_compiler", record.context.host_compiler, w.context.host_compiler);
+  if (record.tuner_version != w.tuner_version)
+    warnings.push_back(drift_text("tuner_version", record.tuner_version, w.tuner_version));
+}
+
+}  // namespace
+
 Verification verify_record(Record record, const Workspace& w, const RecomputeKey& recompute_key,
                            const VerifyOptions& options) {
   Verification v;
@@ -326,65 +439,10 @@ Verification verify_record(Record record, const Workspace& w, const RecomputeKey
     v.state = RecordState::stale;
     return v;
   }
-  if (record.kernel != w.kernel) errors.push_back(drift_text("kernel", record.kernel, w.kernel));
-  if (record.arch != w.arch) errors.push_back(drift_text("arch", record.arch, w.arch));
-  if (record.source_hash != w.source_hash)
-    errors.push_back(drift_text("source_hash", record.source_hash, w.source_hash));
-  if (record.space_hash != w.space_hash)
-    errors.push_back(drift_text("space_hash", record.space_hash, w.space_hash));
+  check_identity(record, w, errors);
 
-  // 2. Entries. `checkable[i]`: the entry's bucket and config are in the current space, so its
-  // key can be recomputed.
-  const auto& entries = record.entries();
-  std::vector<bool> checkable(entries.size(), true);
-  std::map<std::string, int> count;
-  for (const auto& e : entries)
-    ++count[e.bucket];
-  std::map<std::string, bool> duplicate_reported;
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const RecordEntry& e = entries[i];
-    std::string entry = "entry " + squote(e.bucket);
-    if (count[e.bucket] > 1) {
-      checkable[i] = false;
-      if (!duplicate_reported[e.bucket]) {
-        duplicate_reported[e.bucket] = true;
-        errors.push_back("entries: record has bucket " + squote(e.bucket) + " " +
-                         std::to_string(count[e.bucket]) +
-                         " times, current is one entry per bucket");
-      }
-      continue;
-    }
-    std::string params_id = e.config.id();
-    if (e.config_id != params_id) {
-      checkable[i] = false;
-      errors.push_back(entry + " config.id: record has " + squote(e.config_id) +
-                       ", its params give " + squote(params_id));
-    }
-    const Workspace::Bucket* b = w.bucket(e.bucket);
-    if (b == nullptr) {
-      checkable[i] = false;
-      std::vector<std::string> names;
-      for (const auto& wb : w.buckets)
-        names.push_back(wb.name);
-      errors.push_back("entries: record has bucket " + squote(e.bucket) +
-                       ", which the current space lacks" + did_you_mean(e.bucket, names) +
-                       " (it has " + quoted_list(names) + ")");
-      continue;
-    }
-    if (e.pruned_space_hash != b->pruned_space_hash)
-      errors.push_back(
-          drift_text(entry + " pruned_space_hash", e.pruned_space_hash, b->pruned_space_hash));
-    if (checkable[i] &&
-        std::find(b->config_ids.begin(), b->config_ids.end(), params_id) == b->config_ids.end()) {
-      checkable[i] = false;
-      errors.push_back(entry + " config: record has " + squote(params_id) +
-                       ", current pruned space of the bucket does not contain it");
-    }
-  }
-  for (const auto& b : w.buckets)
-    if (count.find(b.name) == count.end())
-      errors.push_back("entries: record has no entry for bucket " + squote(b.name) +
-                       ", current space declares it");
+  // 2. Entries.
+  const std::vector<bool> checkable = check_entries(record.entries(), w, errors);
 
   // 3. Toolchain drift: every key covers the fingerprint, so keys are not compared across it.
   bool toolchain_drift = record.toolchain != w.toolchain;
@@ -397,35 +455,11 @@ Verification verify_record(Record record, const Workspace& w, const RecomputeKey
   }
 
   // 4. Cache keys.
-  if (!toolchain_drift) {
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const RecordEntry& e = entries[i];
-      if (!checkable[i]) continue;
-      std::string field = "entry " + squote(e.bucket) + " cache_key";
-      L2Key current = recompute_key(e);
-      if (!e.cache_key) {
-        errors.push_back(field + ": record has none, current is " + squote(current.str()));
-      } else if (e.cache_key->schema != current.schema) {
-        warnings.push_back(field + ": record has key schema " + squote(e.cache_key->schema) +
-                           ", current is " + squote(current.schema) +
-                           " (incomparable, not checked)");
-      } else if (e.cache_key->digest != current.digest) {
-        errors.push_back(drift_text(field, e.cache_key->str(), current.str()));
-      }
-    }
-  }
+  if (!toolchain_drift)
+    check_cache_keys(record.entries(), checkable, recompute_key, errors, warnings);
 
   // 5. Drift that only shifts timings.
-  auto warn_drift = [&](std::string_view field, const std::optional<std::string>& recorded,
-                        const std::optional<std::string>& current) {
-    if (recorded && current && !recorded->empty() && !current->empty() && *recorded != *current)
-      warnings.push_back(drift_text(field, *recorded, *current));
-  };
-  warn_drift("context.device", record.context.device, w.context.device);
-  warn_drift("context.driver", record.context.driver, w.context.driver);
-  warn_drift("context.host_compiler", record.context.host_compiler, w.context.host_compiler);
-  if (record.tuner_version != w.tuner_version)
-    warnings.push_back(drift_text("tuner_version", record.tuner_version, w.tuner_version));
+  warn_context_drift(record, w, warnings);
 
   if (errors.empty()) {
     v.state = RecordState::fresh;

@@ -101,6 +101,7 @@ struct PlacedExpr {
   /// The file position of the 1-based `column` within the expression text.
   SourcePos at(int column) const;
 };
+struct SpaceParser;  // space_parser.hpp: reads and validates the TOML into a Space
 }  // namespace detail
 
 /// A parsed, validated space. Construction only through `Space::load` / `Space::parse`, which
@@ -171,12 +172,14 @@ class Space {
 
  private:
   Space() = default;
-  friend struct SpaceParser;
+  friend struct detail::SpaceParser;
 
   std::size_t bucket_index(const Bucket& bucket) const;
   /// The index of the first prune expression that rejects `config` for bucket `b`, or -1.
   result<int> first_rejecting(const Config& config, std::size_t b) const;
   diagnostic at(SourcePos pos, std::string message) const;
+  /// The value of space_hash(), computed once the space is read.
+  std::string meaning_hash() const;
 
   int schema_ = 1;
   std::string kernel_;

@@ -1,8 +1,10 @@
 #include <tuner/core/trial_log.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
@@ -146,15 +148,132 @@ void truncate_to(int fd, const std::filesystem::path& path, std::uint64_t size) 
 
 }  // namespace
 
+namespace {
+
+// The refusal of a log whose header belongs to another search, listing every difference.
+unexpected_diag refuse_mismatch(const std::string& where, const std::vector<std::string>& diffs) {
+  std::string list;
+  for (const auto& d : diffs)
+    list += (list.empty() ? "" : ", ") + d;
+  return fail(where, 1, 0,
+              fmt::format("log belongs to another search: {}; it was left untouched: move it "
+                          "away or use another log path",
+                          list));
+}
+
+// A header line: nullopt when it is valid and `expected`'s, else the reason to refuse the log.
+std::optional<unexpected_diag> check_header(std::string_view line, const std::string& where,
+                                            const LogHeader& expected) {
+  if (line.size() > max_log_line_bytes || json_nesting_problem(line, where))
+    return fail(where, 1, 0,
+                fmt::format("not a trial log: the first line is longer than {} or nests deeper "
+                            "than {} levels",
+                            describe_size(max_log_line_bytes), max_json_depth));
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return fail(where, 1, 0, "not a trial log: the first line is not valid JSON");
+  result<LogHeader> logged = header_from_json(j);
+  if (!logged) {
+    // A header of another schema may not have our fields; the schema alone says enough.
+    auto schema = j.is_object() ? j.find("log_schema") : j.end();
+    if (j.is_object() && schema != j.end() && schema->is_number_integer() &&
+        *schema != expected.log_schema)
+      return refuse_mismatch(where, {fmt::format("log_schema {} (log) vs {} (this run)",
+                                                 schema->get<long>(), expected.log_schema)});
+    return fail(where, 1, 0, "not a trial log: " + logged.error().message);
+  }
+  std::vector<std::string> diffs = header_differences(*logged, expected);
+  if (!diffs.empty()) return refuse_mismatch(where, diffs);
+  return std::nullopt;
+}
+
+// A file without a newline: empty, or a header whose write was cut short (nothing else can be
+// in the file). Refuses what cannot be a torn header of this search; otherwise cuts the file
+// to nothing and writes `header_line`.
+std::optional<unexpected_diag> start_log(std::string_view text, int fd,
+                                         const std::filesystem::path& path, const LogHeader& header,
+                                         const std::string& header_line,
+                                         std::vector<std::string>& warnings) {
+  const std::string where = path.string();
+  if (!text.empty()) {
+    if (text.size() > max_log_line_bytes || json_nesting_problem(text, where))
+      return *check_header(text, where, header);  // refuses such a line
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded()) {
+      if (auto refusal = check_header(text, where, header)) return *refusal;
+    } else if (text.front() != '{') {
+      return fail(where, 1, 0, "not a trial log: the first line is not valid JSON");
+    }
+    warnings.push_back(
+        fmt::format("{}:1: warning: replaced a torn header (the log held nothing else)", where));
+    truncate_to(fd, path, 0);
+  }
+  append_line(fd, path, 0, header_line, "log-header");
+  return std::nullopt;
+}
+
+// The trial lines from byte `pos` of `text` on: each readable trial into `trials`, a warning
+// for each line skipped, and a torn last line cut off the file. Returns the size kept.
+std::uint64_t read_trials(std::string_view text, std::size_t pos, int fd,
+                          const std::filesystem::path& path, std::vector<Trial>& trials,
+                          std::vector<std::string>& warnings) {
+  const std::string where = path.string();
+  int line_no = 1;
+  while (pos < text.size()) {
+    ++line_no;
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) {
+      // The last write was cut short: drop the partial line so the next append starts clean.
+      warnings.push_back(fmt::format(
+          "{}:{}: warning: removed a torn last line (an interrupted write)", where, line_no));
+      truncate_to(fd, path, pos);
+      break;
+    }
+    std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.size() > max_log_line_bytes) {
+      warnings.push_back(fmt::format("{}:{}: warning: skipped a line longer than {}", where,
+                                     line_no, describe_size(max_log_line_bytes)));
+      continue;
+    }
+    if (json_nesting_problem(line, where)) {
+      warnings.push_back(
+          fmt::format("{}:{}: warning: skipped a line nesting deeper than {} "
+                      "levels",
+                      where, line_no, max_json_depth));
+      continue;
+    }
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+      warnings.push_back(
+          fmt::format("{}:{}: warning: skipped a line that is not valid JSON", where, line_no));
+      continue;
+    }
+    result<Trial> trial = trial_from_json(j);
+    if (!trial) {
+      warnings.push_back(fmt::format("{}:{}: warning: skipped an unreadable trial: {}", where,
+                                     line_no, trial.error().message));
+      continue;
+    }
+    trials.push_back(std::move(*trial));
+  }
+  return std::min<std::uint64_t>(pos, text.size());
+}
+
+void create_parent_directories(const std::filesystem::path& path) {
+  if (!path.has_parent_path()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec)
+    throw error(
+        fmt::format("cannot create directory '{}': {}", path.parent_path().string(), ec.message()));
+}
+
+}  // namespace
+
 result<TrialLog> TrialLog::open(const std::filesystem::path& path, const LogHeader& header) {
   const std::string where = path.string();
-  if (path.has_parent_path()) {
-    std::error_code ec;
-    std::filesystem::create_directories(path.parent_path(), ec);
-    if (ec)
-      throw error(fmt::format("cannot create directory '{}': {}", path.parent_path().string(),
-                              ec.message()));
-  }
+  create_parent_directories(path);
   result<FileLock> lock = FileLock::try_lock(path, "log");
   if (!lock) return fail(lock.error());
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -169,105 +288,18 @@ result<TrialLog> TrialLog::open(const std::filesystem::path& path, const LogHead
       return fail(*d);
     }
   const std::string text = read_all(fd, path);
-  const std::string header_line = to_json(header).dump() + "\n";
-
-  auto refuse_mismatch = [&](const std::vector<std::string>& diffs) {
-    std::string list;
-    for (const auto& d : diffs)
-      list += (list.empty() ? "" : ", ") + d;
-    return fail(where, 1, 0,
-                fmt::format("log belongs to another search: {}; it was left untouched: move it "
-                            "away or use another log path",
-                            list));
-  };
-  // A header line: valid and ours, or the reason to refuse the log.
-  auto check_header = [&](std::string_view line) -> std::optional<unexpected_diag> {
-    if (line.size() > max_log_line_bytes || json_nesting_problem(line, where))
-      return fail(where, 1, 0,
-                  fmt::format("not a trial log: the first line is longer than {} or nests deeper "
-                              "than {} levels",
-                              describe_size(max_log_line_bytes), max_json_depth));
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded())
-      return fail(where, 1, 0, "not a trial log: the first line is not valid JSON");
-    result<LogHeader> logged = header_from_json(j);
-    if (!logged) {
-      // A header of another schema may not have our fields; the schema alone says enough.
-      auto schema = j.is_object() ? j.find("log_schema") : j.end();
-      if (j.is_object() && schema != j.end() && schema->is_number_integer() &&
-          *schema != header.log_schema)
-        return refuse_mismatch({fmt::format("log_schema {} (log) vs {} (this run)",
-                                            schema->get<long>(), header.log_schema)});
-      return fail(where, 1, 0, "not a trial log: " + logged.error().message);
-    }
-    std::vector<std::string> diffs = header_differences(*logged, header);
-    if (!diffs.empty()) return refuse_mismatch(diffs);
-    return std::nullopt;
-  };
 
   const std::size_t first_nl = text.find('\n');
   if (first_nl == std::string::npos) {
-    // Empty, or a header whose write was cut short: nothing else can be in the file.
-    if (!text.empty()) {
-      if (text.size() > max_log_line_bytes || json_nesting_problem(text, where))
-        return *check_header(text);  // refuses such a line
-      nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (!j.is_discarded()) {
-        if (auto refusal = check_header(text)) return *refusal;
-      } else if (text.front() != '{') {
-        return fail(where, 1, 0, "not a trial log: the first line is not valid JSON");
-      }
-      log.warnings_.push_back(
-          fmt::format("{}:1: warning: replaced a torn header (the log held nothing else)", where));
-      truncate_to(fd, path, 0);
-    }
-    append_line(fd, path, 0, header_line, "log-header");
+    const std::string header_line = to_json(header).dump() + "\n";
+    if (auto refusal = start_log(text, fd, path, header, header_line, log.warnings_))
+      return *refusal;
     log.size_ = header_line.size();
     return log;
   }
-  if (auto refusal = check_header(std::string_view(text).substr(0, first_nl))) return *refusal;
-
-  std::size_t pos = first_nl + 1;
-  int line_no = 1;
-  while (pos < text.size()) {
-    ++line_no;
-    std::size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) {
-      // The last write was cut short: drop the partial line so the next append starts clean.
-      log.warnings_.push_back(fmt::format(
-          "{}:{}: warning: removed a torn last line (an interrupted write)", where, line_no));
-      truncate_to(fd, path, pos);
-      break;
-    }
-    std::string_view line = std::string_view(text).substr(pos, nl - pos);
-    pos = nl + 1;
-    if (line.size() > max_log_line_bytes) {
-      log.warnings_.push_back(fmt::format("{}:{}: warning: skipped a line longer than {}", where,
-                                          line_no, describe_size(max_log_line_bytes)));
-      continue;
-    }
-    if (json_nesting_problem(line, where)) {
-      log.warnings_.push_back(
-          fmt::format("{}:{}: warning: skipped a line nesting deeper than {} "
-                      "levels",
-                      where, line_no, max_json_depth));
-      continue;
-    }
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) {
-      log.warnings_.push_back(
-          fmt::format("{}:{}: warning: skipped a line that is not valid JSON", where, line_no));
-      continue;
-    }
-    result<Trial> trial = trial_from_json(j);
-    if (!trial) {
-      log.warnings_.push_back(fmt::format("{}:{}: warning: skipped an unreadable trial: {}", where,
-                                          line_no, trial.error().message));
-      continue;
-    }
-    log.trials_.push_back(std::move(*trial));
-  }
-  log.size_ = std::min<std::uint64_t>(pos, text.size());
+  if (auto refusal = check_header(std::string_view(text).substr(0, first_nl), where, header))
+    return *refusal;
+  log.size_ = read_trials(text, first_nl + 1, fd, path, log.trials_, log.warnings_);
   return log;
 }
 

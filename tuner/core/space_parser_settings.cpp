@@ -1,0 +1,109 @@
+// The reader of space files, part three: the optional [search] and [bench] tables, each
+// refusing unknown keys and values out of range.
+#include <tuner/core/space_parser.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include <fmt/core.h>
+
+#include <tuner/core/text.hpp>
+
+namespace tune::detail {
+
+const toml::table* SpaceParser::settings_table(std::string_view name,
+                                               std::span<const std::string_view> keys) {
+  const TomlEntry* e = find_top(name);
+  if (e == nullptr) return nullptr;
+  const toml::table* t = e->node->as_table();
+  if (t == nullptr) {
+    error(e->key_pos, fmt::format("'{}' must be a table, got {}", name, kind_of(*e->node)));
+    return nullptr;
+  }
+  for (const auto& k : in_order(*t))
+    if (std::find(keys.begin(), keys.end(), k.key) == keys.end()) {
+      error(k.key_pos, fmt::format("unknown key '{}' in [{}] (expected {}){}", k.key, name,
+                                   join(keys), did_you_mean(k.key, keys)));
+      return nullptr;
+    }
+  return t;
+}
+
+bool SpaceParser::number(const toml::table& t, std::string_view table, std::string_view key,
+                         bool strict, std::string_view unit, std::optional<double>& out) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return true;
+  const std::string_view rule = strict ? "a positive" : "a non-negative";
+  if (!n->is_number())
+    return error_at(*n, fmt::format("'{}' in [{}] must be {} number of {}, got {}", key, table,
+                                    rule, unit, kind_of(*n)));
+  const double v =
+      n->is_integer() ? static_cast<double>(*n->value<std::int64_t>()) : *n->value<double>();
+  if (!(strict ? v > 0 : v >= 0) || !std::isfinite(v))
+    return error_at(
+        *n, fmt::format("'{}' in [{}] must be {} number of {}, got {}", key, table, rule, unit, v));
+  out = v;
+  return true;
+}
+
+bool SpaceParser::read_search() {
+  constexpr std::string_view keys[] = {"strategy", "budget_s", "timeout_s"};
+  const toml::table* t = settings_table("search", keys);
+  if (err) return false;
+  if (t == nullptr) return true;
+  if (const toml::node* n = t->get("strategy")) {
+    if (!n->is_string())
+      return error_at(*n,
+                      fmt::format("'strategy' in [search] must be a string, got {}", kind_of(*n)));
+    const std::string v = *n->value<std::string>();
+    if (v != "grid")
+      return error_at(*n, fmt::format("unknown search strategy '{}' (expected 'grid')", v));
+    s.search_.strategy = v;
+  }
+  return number(*t, "search", "budget_s", true, "seconds", s.search_.budget_s) &&
+         number(*t, "search", "timeout_s", true, "seconds", s.search_.timeout_s);
+}
+
+bool SpaceParser::reps(const toml::table& t, std::string_view key, int& out) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return true;
+  if (!n->is_integer())
+    return error_at(
+        *n, fmt::format("'{}' in [bench] must be a positive int, got {}", key, kind_of(*n)));
+  const std::int64_t v = *n->value<std::int64_t>();
+  if (v < 1 || v > std::numeric_limits<int>::max())
+    return error_at(*n, fmt::format("'{}' in [bench] must be a positive int, got {}", key, v));
+  out = static_cast<int>(v);
+  return true;
+}
+
+bool SpaceParser::read_bench() {
+  constexpr std::string_view keys[] = {"warmup_ms", "rep_ms", "min_reps", "max_reps", "clear_l2"};
+  const toml::table* t = settings_table("bench", keys);
+  if (err) return false;
+  if (t == nullptr) return true;
+  std::optional<double> warmup;
+  std::optional<double> rep;
+  if (!number(*t, "bench", "warmup_ms", false, "milliseconds", warmup) ||
+      !number(*t, "bench", "rep_ms", true, "milliseconds", rep) ||
+      !reps(*t, "min_reps", s.bench_.min_reps) || !reps(*t, "max_reps", s.bench_.max_reps))
+    return false;
+  if (warmup) s.bench_.warmup_ms = *warmup;
+  if (rep) s.bench_.rep_ms = *rep;
+  if (s.bench_.min_reps > s.bench_.max_reps) {
+    const toml::node* n = t->get("min_reps") != nullptr ? t->get("min_reps") : t->get("max_reps");
+    return error_at(*n, fmt::format("'min_reps' ({}) exceeds 'max_reps' ({}) in [bench]",
+                                    s.bench_.min_reps, s.bench_.max_reps));
+  }
+  if (const toml::node* n = t->get("clear_l2")) {
+    if (!n->is_boolean())
+      return error_at(
+          *n, fmt::format("'clear_l2' in [bench] must be true or false, got {}", kind_of(*n)));
+    s.bench_.clear_l2 = *n->value<bool>();
+  }
+  return true;
+}
+
+}  // namespace tune::detail
