@@ -35,6 +35,10 @@ Included by ``Tune.cmake``.
   ``require`` config, with a warning. A comment in the header says where each value came from.
 #]=======================================================================]
 include_guard(GLOBAL)
+# Everything below runs under tune's policy settings, not the calling project's: CMake records
+# the policies in effect where a function is defined and applies them whenever it is called.
+block(SCOPE_FOR POLICIES)
+cmake_policy(VERSION 3.25...4.4)
 
 # _tune_header_remember(<name> <manifest> <space> <source> <tool> <tool-depends> <record>
 #                       <archs>): called by tune_add_kernel; keeps what the header step needs.
@@ -102,3 +106,5 @@ function(tune_generate_header name)
     VERBATIM)
   add_custom_target(tune_header.${name} DEPENDS "${output}")
 endfunction()
+
+endblock()  # SCOPE_FOR POLICIES

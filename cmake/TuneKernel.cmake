@@ -93,6 +93,11 @@ Included by ``Tune.cmake``; see there for the cache variables and global targets
     command that re-tunes when stale or missing. Needs ``enable_testing()`` in the project.
 #]=======================================================================]
 include_guard(GLOBAL)
+# Everything below runs under tune's policy settings, not the calling project's: CMake records
+# the policies in effect where a function is defined and applies them whenever it is called.
+block(SCOPE_FOR POLICIES)
+cmake_policy(VERSION 3.25...4.4)
+
 include("${CMAKE_CURRENT_LIST_DIR}/TuneRunner.cmake")
 
 # Architectures a record may be tuned for, and the compute capabilities of the per-arch limits
@@ -570,3 +575,5 @@ function(tune_add_kernel name)
   list(JOIN archs ", " archs_text)
   message(STATUS "tune: ${name}: ${ncandidates} candidates for ${archs_text}")
 endfunction()
+
+endblock()  # SCOPE_FOR POLICIES

@@ -2,6 +2,10 @@
 # the candidate list is needed to write Ninja's graph), the `tuner` at build time, and nvcc.
 # Internal to Tune.cmake: every function here is `_tune_` prefixed.
 include_guard(GLOBAL)
+# Everything below runs under tune's policy settings, not the calling project's: CMake records
+# the policies in effect where a function is defined and applies them whenever it is called.
+block(SCOPE_FOR POLICIES)
+cmake_policy(VERSION 3.25...4.4)
 
 # _tune_configure_tuner(<fn> <out-var>)
 #
@@ -159,3 +163,5 @@ function(_tune_find_nvcc fn out)
   endif()
   set(${out} "${TUNE_NVCC_EXECUTABLE}" PARENT_SCOPE)
 endfunction()
+
+endblock()  # SCOPE_FOR POLICIES
