@@ -40,20 +40,10 @@ include_guard(GLOBAL)
 block(SCOPE_FOR POLICIES)
 cmake_policy(VERSION 3.25...4.4)
 
-# _tune_header_remember(<name> <manifest> <space> <source> <tool> <tool-depends> <record>
-#                       <archs>): called by tune_add_kernel; keeps what the header step needs.
-function(_tune_header_remember name manifest space source tool tool_depends record archs)
-  set(records)
-  list(LENGTH archs narchs)
-  foreach(arch IN LISTS archs)
-    if(narchs GREATER 1)
-      cmake_path(GET record EXTENSION LAST_ONLY ext)
-      cmake_path(REMOVE_EXTENSION record LAST_ONLY OUTPUT_VARIABLE stem)
-      list(APPEND records "${stem}.${arch}${ext}")
-    else()
-      list(APPEND records "${record}")
-    endif()
-  endforeach()
+# _tune_header_remember(<name> <manifest> <space> <source> <tool> <tool-depends> <records>):
+# called by tune_add_kernel; keeps what the header step needs. <records> is the list of record
+# files, one per architecture (_tune_record_paths in TuneKernel.cmake).
+function(_tune_header_remember name manifest space source tool tool_depends records)
   foreach(field manifest space source tool tool_depends records)
     set_property(GLOBAL PROPERTY _TUNE_KERNEL_${name}_${field} "${${field}}")
   endforeach()

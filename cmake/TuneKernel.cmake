@@ -107,6 +107,25 @@ set(_TUNE_KNOWN_ARCHS
   sm_100 sm_101 sm_103 sm_110 sm_120 sm_121)
 set_property(GLOBAL PROPERTY _TUNE_KNOWN_ARCHS "${_TUNE_KNOWN_ARCHS}")
 
+# _tune_record_paths(<out-var> <record> <archs>): the record file of each architecture, in the
+# order of <archs>: <record> itself for one; with several, the architecture before the extension
+# (gemm.json gives gemm.sm_80.json and gemm.sm_90.json). The manifest's `records`, the record
+# tests and tune_generate_header all take the paths from here.
+function(_tune_record_paths out record archs)
+  list(LENGTH archs narchs)
+  if(narchs EQUAL 1)
+    set(${out} "${record}" PARENT_SCOPE)
+    return()
+  endif()
+  cmake_path(GET record EXTENSION LAST_ONLY ext)
+  cmake_path(REMOVE_EXTENSION record LAST_ONLY OUTPUT_VARIABLE stem)
+  set(paths)
+  foreach(arch IN LISTS archs)
+    list(APPEND paths "${stem}.${arch}${ext}")
+  endforeach()
+  set(${out} "${paths}" PARENT_SCOPE)
+endfunction()
+
 # _tune_json(<out-var> <string>): <string> as a JSON string literal (quotes included).
 function(_tune_json out value)
   string(REPLACE "\\" "\\\\" value "${value}")
@@ -423,17 +442,11 @@ function(tune_add_kernel name)
   set(compile_log "${CMAKE_BINARY_DIR}/tune/compile.log")
 
   list(LENGTH archs narchs)
+  _tune_record_paths(records "${record}" "${archs}")
   set(records_json)
-  foreach(arch IN LISTS archs)
-    if(narchs GREATER 1)
-      cmake_path(GET record EXTENSION LAST_ONLY ext)
-      cmake_path(REMOVE_EXTENSION record LAST_ONLY OUTPUT_VARIABLE stem)
-      set(record_${arch} "${stem}.${arch}${ext}")
-    else()
-      set(record_${arch} "${record}")
-    endif()
+  foreach(arch arch_record IN ZIP_LISTS archs records)
     _tune_json(k "${arch}")
-    _tune_json(v "${record_${arch}}")
+    _tune_json(v "${arch_record}")
     list(APPEND records_json "${k}: ${v}")
   endforeach()
   list(JOIN records_json ", " records_json)
@@ -571,7 +584,7 @@ function(tune_add_kernel name)
   endforeach()
 
   _tune_header_remember("${name}" "${manifest}" "${space}" "${source}" "${tool}" "${tool_depends}"
-    "${record}" "${archs}")  # for tune_generate_header (TuneHeader.cmake)
+    "${records}")  # for tune_generate_header (TuneHeader.cmake)
   list(JOIN archs ", " archs_text)
   message(STATUS "tune: ${name}: ${ncandidates} candidates for ${archs_text}")
 endfunction()
