@@ -143,6 +143,13 @@ class ConfigureTest(unittest.TestCase):
             f"{diag.stderr.strip()}\n(read by '{consumer.ARGS.tuner}'; fix the space file "
             f"and configure again)")
 
+    def test_a_tuner_that_cannot_list_the_architectures(self):
+        self.assert_fails(
+            f"tune_add_kernel(scale {GOOD} ARCH sm_90)",
+            "tune_add_kernel(scale): '/bin/false archs' did not list the known architectures "
+            "(1): point TUNE_TUNER_EXECUTABLE at a tuner of this tune version",
+            "-DTUNE_TUNER_EXECUTABLE=/bin/false")
+
     def test_header_unknown_arguments(self):
         self.assert_header_fails(
             "tune_generate_header(scale OUTPUT w/scale.hpp BOGUS 1)",

@@ -26,5 +26,6 @@ void add_tune_command(CLI::App& app, Run& run);
 void add_run_command(CLI::App& app, Run& run);
 void add_header_command(CLI::App& app, Run& run);
 void add_report_command(CLI::App& app, Run& run);
+void add_archs_command(CLI::App& app, Run& run);
 
 }  // namespace tune::cli
