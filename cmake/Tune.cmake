@@ -73,6 +73,10 @@ kernel's ``warm.<name>`` and ``tune.<name>``) and ``tune-check`` (``tuner status
 every manifest of the build tree).
 #]=======================================================================]
 include_guard(GLOBAL)
+# Everything below runs under tune's policy settings, not the calling project's: CMake records
+# the policies in effect where a function is defined and applies them whenever it is called.
+block(SCOPE_FOR POLICIES)
+cmake_policy(VERSION 3.25...4.4)
 
 # The tune repository root, for the configure-time build of the host tool. Kept in a global
 # property: the functions run in the callers' directory scopes, which do not see our variables.
@@ -107,3 +111,5 @@ if(_TUNE_HOST_TOOL_BUILD AND TARGET tuner)
   file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/tuner-location-$<CONFIG>.txt"
     CONTENT "$<TARGET_FILE:tuner>")
 endif()
+
+endblock()  # SCOPE_FOR POLICIES

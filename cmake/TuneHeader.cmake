@@ -11,7 +11,8 @@ Included by ``Tune.cmake``.
     tune_generate_header(<name> OUTPUT <file.hpp> [NAMESPACE <ns>])
 
   ``<name>``
-    A kernel declared earlier with :command:`tune_add_kernel`.
+    A kernel declared earlier with :command:`tune_add_kernel`; one header per kernel (the
+    target ``tune_header.<name>``).
 
   ``OUTPUT <file.hpp>``
     The header to write, in the build tree (a relative path is relative to the current binary
@@ -19,8 +20,12 @@ Included by ``Tune.cmake``.
     its sources so that it is generated before the target compiles.
 
   ``NAMESPACE <ns>``
-    The header's namespace; default ``tune_winners::<name>`` (the name with other characters
-    than letters, digits and ``_`` as ``_``).
+    The header's namespace, identifiers joined by ``::``; default ``tune_winners::<name>``
+    (the name with other characters than letters, digits and ``_`` as ``_``).
+
+  Unknown arguments, a keyword without a value, a missing ``OUTPUT``, an undeclared kernel, a
+  second header for one kernel and a ``NAMESPACE`` that is not a namespace name stop the
+  configure with a message that starts with ``tune_generate_header(<name>):``.
 
   The header (``tuner header``) holds, per architecture and bucket, the winning config as
   ``static constexpr`` members of ``Winner<Arch::sm_90, Bucket::...>``, an ``enum class
@@ -35,42 +40,73 @@ Included by ``Tune.cmake``.
   ``require`` config, with a warning. A comment in the header says where each value came from.
 #]=======================================================================]
 include_guard(GLOBAL)
+# Everything below runs under tune's policy settings, not the calling project's: CMake records
+# the policies in effect where a function is defined and applies them whenever it is called.
+block(SCOPE_FOR POLICIES)
+cmake_policy(VERSION 3.25...4.4)
 
-# _tune_header_remember(<name> <manifest> <space> <source> <tool> <tool-depends> <record>
-#                       <archs>): called by tune_add_kernel; keeps what the header step needs.
-function(_tune_header_remember name manifest space source tool tool_depends record archs)
-  set(records)
-  list(LENGTH archs narchs)
-  foreach(arch IN LISTS archs)
-    if(narchs GREATER 1)
-      cmake_path(GET record EXTENSION LAST_ONLY ext)
-      cmake_path(REMOVE_EXTENSION record LAST_ONLY OUTPUT_VARIABLE stem)
-      list(APPEND records "${stem}.${arch}${ext}")
-    else()
-      list(APPEND records "${record}")
-    endif()
-  endforeach()
+# _tune_header_remember(<name> <manifest> <space> <source> <tool> <tool-depends> <records>):
+# called by tune_add_kernel; keeps what the header step needs. <records> is the list of record
+# files, one per architecture (_tune_record_paths in TuneKernel.cmake).
+function(_tune_header_remember name manifest space source tool tool_depends records)
   foreach(field manifest space source tool tool_depends records)
     set_property(GLOBAL PROPERTY _TUNE_KERNEL_${name}_${field} "${${field}}")
   endforeach()
   set_property(GLOBAL PROPERTY _TUNE_KERNEL_${name}_declared ON)
+  set_property(GLOBAL APPEND PROPERTY _TUNE_KERNELS "${name}")
 endfunction()
 
 function(tune_generate_header name)
-  set(fn "tune_generate_header")
+  set(fn "tune_generate_header(${name})")
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "OUTPUT;NAMESPACE" "")
+
+  # --- arguments, checked as tune_add_kernel checks its own ----------------------------------
   if(arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "${fn}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+    list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
+    message(FATAL_ERROR "${fn}: unknown arguments: ${unknown} (expected OUTPUT, NAMESPACE)")
+  endif()
+  if(arg_KEYWORDS_MISSING_VALUES)
+    list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
+    message(FATAL_ERROR "${fn}: ${missing} given without a value")
+  endif()
+  if(NOT name MATCHES "^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
+    message(FATAL_ERROR "tune_generate_header: kernel name '${name}' may hold only letters, "
+      "digits, '_', '.' and '-', and may not start with '.'")
+  endif()
+  if(NOT DEFINED arg_OUTPUT)
+    message(FATAL_ERROR "${fn}: OUTPUT is required: tune_generate_header(<name> "
+      "OUTPUT <file.hpp> [NAMESPACE <ns>])")
   endif()
   get_property(declared GLOBAL PROPERTY _TUNE_KERNEL_${name}_declared)
   if(NOT declared)
-    message(FATAL_ERROR "${fn}: no kernel '${name}': declare it first with tune_add_kernel")
+    get_property(kernels GLOBAL PROPERTY _TUNE_KERNELS)
+    if(kernels)
+      list(JOIN kernels ", " known)
+      set(known "declared: ${known}")
+    else()
+      set(known "none is declared yet")
+    endif()
+    message(FATAL_ERROR "${fn}: no kernel '${name}' (${known}): declare it with "
+      "tune_add_kernel before tune_generate_header")
   endif()
-  if(NOT arg_OUTPUT)
-    message(FATAL_ERROR "${fn}: OUTPUT <file.hpp> is required")
+  if(TARGET tune_header.${name})
+    message(FATAL_ERROR "${fn}: the header of '${name}' is already generated (target "
+      "tune_header.${name}): call tune_generate_header once per kernel")
+  endif()
+  # The header opens `namespace <ns> {`, so <ns> must be a (nested) namespace name.
+  if(DEFINED arg_NAMESPACE
+     AND NOT arg_NAMESPACE MATCHES "^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*$")
+    message(FATAL_ERROR "${fn}: NAMESPACE '${arg_NAMESPACE}' is not a C++ namespace name "
+      "(identifiers joined by '::', such as 'app::winners')")
   endif()
   cmake_path(ABSOLUTE_PATH arg_OUTPUT BASE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}" NORMALIZE
     OUTPUT_VARIABLE output)
+  if(IS_DIRECTORY "${output}")
+    message(FATAL_ERROR "${fn}: OUTPUT '${arg_OUTPUT}' is a directory, expected a header file "
+      "(looked at '${output}')")
+  endif()
+
+  # --- the header step ----------------------------------------------------------------------
   foreach(field manifest space source tool tool_depends records)
     get_property(${field} GLOBAL PROPERTY _TUNE_KERNEL_${name}_${field})
   endforeach()
@@ -91,7 +127,7 @@ function(tune_generate_header name)
     endif()
   endforeach()
   set(ns_args)
-  if(arg_NAMESPACE)
+  if(DEFINED arg_NAMESPACE)
     set(ns_args --namespace "${arg_NAMESPACE}")
   endif()
   add_custom_command(
@@ -102,3 +138,5 @@ function(tune_generate_header name)
     VERBATIM)
   add_custom_target(tune_header.${name} DEPENDS "${output}")
 endfunction()
+
+endblock()  # SCOPE_FOR POLICIES

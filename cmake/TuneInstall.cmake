@@ -1,8 +1,8 @@
 # `cmake --install`: the `tuner` tool, the libraries (tune_core, tune_cuda, tune_runner), the
-# headers under include/tuner/ and the CMake functions as the config package `Tune`, so that a
-# consumer's `find_package(Tune CONFIG)` gives tune_add_kernel and tune_generate_header, running
-# the installed tuner (no build of the tool in the consumer). Targets are exported in the
-# namespace tune:: (tune::core, tune::cuda, tune::runner, tune::tuner).
+# public headers under include/tuner/ and the CMake functions as the config package `Tune`, so
+# that a consumer's `find_package(Tune CONFIG)` gives tune_add_kernel and tune_generate_header,
+# running the installed tuner (no build of the tool in the consumer). Targets are exported in
+# the namespace tune:: (tune::core, tune::cuda, tune::runner, tune::tuner).
 include_guard(GLOBAL)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -29,10 +29,52 @@ install(TARGETS ${_tune_install_targets} EXPORT TuneTargets
   ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
-install(DIRECTORY "${PROJECT_SOURCE_DIR}/tuner/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tuner"
-  FILES_MATCHING PATTERN "*.hpp")
-install(FILES "${PROJECT_BINARY_DIR}/include/tuner/core/version.hpp"
+
+# The public headers, listed (never globbed): what a consumer of tune::core includes, and what a
+# harness of tune::cuda / tune::runner needs (harness.hpp and what it and bench.hpp include).
+# The CLI's headers (tuner/cli/) and the CUDA backend's internals (nvml.hpp) stay private. A
+# new public header goes into its list, one per line; tests/cmake/install_test.py checks that
+# every core header is here and that every installed header includes only installed ones.
+set(_tune_public_core_headers
+  atomic_file.hpp
+  autotuner.hpp
+  bucket_name.hpp
+  cache_key.hpp
+  config.hpp
+  exit_codes.hpp
+  expr.hpp
+  fault_inject.hpp
+  file_lock.hpp
+  hash.hpp
+  input_limits.hpp
+  kernel_build.hpp
+  kernel_cache.hpp
+  manifest.hpp
+  record.hpp
+  result.hpp
+  runoff.hpp
+  space.hpp
+  stop_signals.hpp
+  subprocess.hpp
+  text.hpp
+  toolchain.hpp
+  trial.hpp
+  trial_log.hpp
+  verify.hpp)
+set(_tune_public_cuda_headers
+  bench.hpp
+  driver.hpp
+  harness.hpp
+  module.hpp
+  runner.hpp)
+list(TRANSFORM _tune_public_core_headers PREPEND "${PROJECT_SOURCE_DIR}/tuner/core/")
+list(TRANSFORM _tune_public_cuda_headers PREPEND "${PROJECT_SOURCE_DIR}/tuner/cuda/")
+install(FILES ${_tune_public_core_headers}
+  "${PROJECT_BINARY_DIR}/include/tuner/core/version.hpp"  # generated from project(VERSION)
   DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tuner/core")
+if(TARGET tune_cuda)
+  install(FILES ${_tune_public_cuda_headers} DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tuner/cuda")
+endif()
 install(EXPORT TuneTargets NAMESPACE tune:: DESTINATION "${TUNE_INSTALL_CMAKEDIR}")
 
 if(TUNE_TOMLPP_INCLUDE_DIR)
@@ -56,3 +98,5 @@ install(FILES
   "${CMAKE_CURRENT_LIST_DIR}/TuneTool.cmake"
   DESTINATION "${TUNE_INSTALL_CMAKEDIR}")
 unset(_tune_install_targets)
+unset(_tune_public_core_headers)
+unset(_tune_public_cuda_headers)

@@ -50,8 +50,8 @@ Included by ``Tune.cmake``; see there for the cache variables and global targets
     The architectures to tune for, such as ``sm_90`` or ``sm_80 sm_90`` (also ``sm_90a``).
     Default: ``TUNE_ARCH``, else an explicitly set ``CMAKE_CUDA_ARCHITECTURES`` (``90`` and
     ``90-real`` mean ``sm_90``). CMake's own default and ``native``, ``all``, ``all-major``
-    are refused: a record is tuned for named architectures. Known: ``sm_50`` to ``sm_121``
-    (the table of ``tuner/core/kernel_cache.cpp``).
+    are refused: a record is tuned for named architectures. Known: ``sm_50`` to ``sm_121``,
+    as ``tuner archs`` lists them (the table of ``tuner/core/kernel_cache.cpp``).
 
   ``LINK_LIBRARIES <target>...``
     Targets (already defined) whose usage requirements the kernel inherits: their
@@ -93,14 +93,56 @@ Included by ``Tune.cmake``; see there for the cache variables and global targets
     command that re-tunes when stale or missing. Needs ``enable_testing()`` in the project.
 #]=======================================================================]
 include_guard(GLOBAL)
+# Everything below runs under tune's policy settings, not the calling project's: CMake records
+# the policies in effect where a function is defined and applies them whenever it is called.
+block(SCOPE_FOR POLICIES)
+cmake_policy(VERSION 3.25...4.4)
+
 include("${CMAKE_CURRENT_LIST_DIR}/TuneRunner.cmake")
 
-# Architectures a record may be tuned for, and the compute capabilities of the per-arch limits
-# table in tuner/core/kernel_cache.cpp (keep both in step).
-set(_TUNE_KNOWN_ARCHS
-  sm_50 sm_52 sm_53 sm_60 sm_61 sm_62 sm_70 sm_72 sm_75 sm_80 sm_86 sm_87 sm_89 sm_90
-  sm_100 sm_101 sm_103 sm_110 sm_120 sm_121)
-set_property(GLOBAL PROPERTY _TUNE_KNOWN_ARCHS "${_TUNE_KNOWN_ARCHS}")
+# _tune_known_archs(<fn> <tuner> <out-var>): the architectures a record may be tuned for, as
+# `tuner archs` prints them (one per line, without suffix). The table lives in the tuner
+# (tuner/core/kernel_cache.cpp), beside the per-architecture limits warm checks; CMake asks for it
+# once per configure rather than keeping a copy.
+function(_tune_known_archs fn tuner out)
+  get_property(known GLOBAL PROPERTY _TUNE_KNOWN_ARCHS)
+  if(NOT known)
+    execute_process(COMMAND "${tuner}" archs
+      RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE err)
+    string(STRIP "${text}" text)
+    if(NOT rc EQUAL 0 OR text STREQUAL "")
+      string(STRIP "${err}" err)
+      set(why "${rc}")
+      if(NOT err STREQUAL "")
+        string(APPEND why ": ${err}")
+      endif()
+      message(FATAL_ERROR "${fn}: '${tuner} archs' did not list the known architectures "
+        "(${why}): point TUNE_TUNER_EXECUTABLE at a tuner of this tune version")
+    endif()
+    string(REPLACE "\n" ";" known "${text}")
+    set_property(GLOBAL PROPERTY _TUNE_KNOWN_ARCHS "${known}")
+  endif()
+  set(${out} "${known}" PARENT_SCOPE)
+endfunction()
+
+# _tune_record_paths(<out-var> <record> <archs>): the record file of each architecture, in the
+# order of <archs>: <record> itself for one; with several, the architecture before the extension
+# (gemm.json gives gemm.sm_80.json and gemm.sm_90.json). The manifest's `records`, the record
+# tests and tune_generate_header all take the paths from here.
+function(_tune_record_paths out record archs)
+  list(LENGTH archs narchs)
+  if(narchs EQUAL 1)
+    set(${out} "${record}" PARENT_SCOPE)
+    return()
+  endif()
+  cmake_path(GET record EXTENSION LAST_ONLY ext)
+  cmake_path(REMOVE_EXTENSION record LAST_ONLY OUTPUT_VARIABLE stem)
+  set(paths)
+  foreach(arch IN LISTS archs)
+    list(APPEND paths "${stem}.${arch}${ext}")
+  endforeach()
+  set(${out} "${paths}" PARENT_SCOPE)
+endfunction()
 
 # _tune_json(<out-var> <string>): <string> as a JSON string literal (quotes included).
 function(_tune_json out value)
@@ -133,9 +175,9 @@ function(_tune_json_array out)
   set(${out} "[${joined}]" PARENT_SCOPE)
 endfunction()
 
-# _tune_check_arch(<fn> <arch> <from>): stops unless <arch> is a known sm_XX.
-function(_tune_check_arch fn arch from)
-  get_property(known GLOBAL PROPERTY _TUNE_KNOWN_ARCHS)
+# _tune_check_arch(<fn> <arch> <from> <known>): stops unless <arch> is one of the <known>
+# architectures, optionally with an 'a' or 'f' suffix.
+function(_tune_check_arch fn arch from known)
   list(JOIN known ", " known_text)
   if(arch MATCHES "^(native|all|all-major)$")
     message(FATAL_ERROR
@@ -157,8 +199,9 @@ function(_tune_check_arch fn arch from)
   endif()
 endfunction()
 
-# _tune_resolve_archs(<fn> <out-var> <ARCH values>...): the kernel's architectures.
-function(_tune_resolve_archs fn out)
+# _tune_resolve_archs(<fn> <tuner> <out-var> <ARCH values>...): the kernel's architectures,
+# checked against what <tuner> knows.
+function(_tune_resolve_archs fn tuner out)
   set(archs ${ARGN})
   set(from "ARCH")
   if(NOT archs AND NOT "${TUNE_ARCH}" STREQUAL "")
@@ -212,9 +255,10 @@ function(_tune_resolve_archs fn out)
       "${fn}: no architecture chosen: pass ARCH sm_90 or -DTUNE_ARCH=sm_90 (or set "
       "CMAKE_CUDA_ARCHITECTURES explicitly)")
   endif()
+  _tune_known_archs("${fn}" "${tuner}" known)
   set(seen)
   foreach(a IN LISTS archs)
-    _tune_check_arch("${fn}" "${a}" "${from}")
+    _tune_check_arch("${fn}" "${a}" "${from}" "${known}")
     if(a IN_LIST seen)
       message(FATAL_ERROR "${fn}: ${from} lists '${a}' twice")
     endif()
@@ -362,8 +406,6 @@ function(tune_add_kernel name)
       "ENTRY <symbol> with the kernel's extern \"C\" name")
   endif()
 
-  _tune_resolve_archs("${fn}" archs ${arg_ARCH})
-
   foreach(lib IN LISTS arg_LINK_LIBRARIES)
     if(NOT TARGET "${lib}")
       message(FATAL_ERROR "${fn}: LINK_LIBRARIES '${lib}' is not a target (declare it before "
@@ -397,9 +439,12 @@ function(tune_add_kernel name)
     endif()
   endforeach()
 
-  # --- tools and paths -------------------------------------------------------------------
+  # --- tools, architectures and paths ----------------------------------------------------
+  # The tuner before the architectures: it knows them (`tuner archs`). After the checks above,
+  # so that a malformed call fails before a first configure builds the host tool.
   _tune_find_nvcc("${fn}" nvcc)
   _tune_configure_tuner("${fn}" configure_tuner)
+  _tune_resolve_archs("${fn}" "${configure_tuner}" archs ${arg_ARCH})
   _tune_build_tuner("${fn}" tool tool_depends)
 
   if(DEFINED TUNE_PROJECT_ROOT AND NOT "${TUNE_PROJECT_ROOT}" STREQUAL "")
@@ -418,17 +463,11 @@ function(tune_add_kernel name)
   set(compile_log "${CMAKE_BINARY_DIR}/tune/compile.log")
 
   list(LENGTH archs narchs)
+  _tune_record_paths(records "${record}" "${archs}")
   set(records_json)
-  foreach(arch IN LISTS archs)
-    if(narchs GREATER 1)
-      cmake_path(GET record EXTENSION LAST_ONLY ext)
-      cmake_path(REMOVE_EXTENSION record LAST_ONLY OUTPUT_VARIABLE stem)
-      set(record_${arch} "${stem}.${arch}${ext}")
-    else()
-      set(record_${arch} "${record}")
-    endif()
+  foreach(arch arch_record IN ZIP_LISTS archs records)
     _tune_json(k "${arch}")
-    _tune_json(v "${record_${arch}}")
+    _tune_json(v "${arch_record}")
     list(APPEND records_json "${k}: ${v}")
   endforeach()
   list(JOIN records_json ", " records_json)
@@ -566,7 +605,9 @@ function(tune_add_kernel name)
   endforeach()
 
   _tune_header_remember("${name}" "${manifest}" "${space}" "${source}" "${tool}" "${tool_depends}"
-    "${record}" "${archs}")  # for tune_generate_header (TuneHeader.cmake)
+    "${records}")  # for tune_generate_header (TuneHeader.cmake)
   list(JOIN archs ", " archs_text)
   message(STATUS "tune: ${name}: ${ncandidates} candidates for ${archs_text}")
 endfunction()
+
+endblock()  # SCOPE_FOR POLICIES

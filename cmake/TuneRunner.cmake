@@ -2,6 +2,10 @@
 # tune_runner library (the measuring worker and `main`) and the kernel's harness sources. `tuner
 # run` and the tune.<name> target start it as their measuring worker; the manifest names it.
 include_guard(GLOBAL)
+# Everything below runs under tune's policy settings, not the calling project's: CMake records
+# the policies in effect where a function is defined and applies them whenever it is called.
+block(SCOPE_FOR POLICIES)
+cmake_policy(VERSION 3.25...4.4)
 
 # _tune_add_runner(<name> <out-json> <harness>...): with harness sources and the tune::runner
 # library (built here when tune is added with add_subdirectory or is this repository, imported
@@ -28,3 +32,5 @@ function(_tune_add_runner name out)
     RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/tune/${name}")
   set(${out} "\"$<TARGET_FILE:${name}.runner>\"" PARENT_SCOPE)
 endfunction()
+
+endblock()  # SCOPE_FOR POLICIES

@@ -2,6 +2,10 @@
 # the candidate list is needed to write Ninja's graph), the `tuner` at build time, and nvcc.
 # Internal to Tune.cmake: every function here is `_tune_` prefixed.
 include_guard(GLOBAL)
+# Everything below runs under tune's policy settings, not the calling project's: CMake records
+# the policies in effect where a function is defined and applies them whenever it is called.
+block(SCOPE_FOR POLICIES)
+cmake_policy(VERSION 3.25...4.4)
 
 # _tune_configure_tuner(<fn> <out-var>)
 #
@@ -58,9 +62,10 @@ function(_tune_configure_tuner fn out)
     if(CMAKE_GENERATOR_TOOLSET)
       list(APPEND args -T "${CMAKE_GENERATOR_TOOLSET}")
     endif()
-    # Same compiler, make program and package search paths as the consumer, so the tool is
-    # built the way the consumer's own targets are.
-    foreach(var CMAKE_CXX_COMPILER CMAKE_MAKE_PROGRAM CMAKE_PREFIX_PATH TUNE_TOMLPP_INCLUDE_DIR)
+    # Same compiler (and compiler launcher, such as ccache), make program and package search
+    # paths as the consumer, so the tool is built the way the consumer's own targets are.
+    foreach(var CMAKE_CXX_COMPILER CMAKE_CXX_COMPILER_LAUNCHER CMAKE_MAKE_PROGRAM
+                CMAKE_PREFIX_PATH TUNE_TOMLPP_INCLUDE_DIR)
       if(${var})
         string(REPLACE ";" "\\;" value "${${var}}")
         list(APPEND args "-D${var}=${value}")
@@ -159,3 +164,5 @@ function(_tune_find_nvcc fn out)
   endif()
   set(${out} "${TUNE_NVCC_EXECUTABLE}" PARENT_SCOPE)
 endfunction()
+
+endblock()  # SCOPE_FOR POLICIES

@@ -1,3 +1,5 @@
+# tune_warnings: the warnings tune's own targets compile with (linked PRIVATE, never passed on
+# to a consumer). -Werror only with TUNE_ENABLE_WERROR, which CI and the developer presets set.
 include_guard(GLOBAL)
 add_library(tune_warnings INTERFACE)
 target_compile_options(tune_warnings INTERFACE

@@ -22,6 +22,7 @@ target_compile_definitions(scale_defs INTERFACE SCALE_FACTOR=2.0f)
 """
 
 GOOD = "SOURCE kernels/scale.cu SPACE spaces/scale.toml RECORD records/scale.json"
+DECLARE = f"tune_add_kernel(scale {GOOD} ARCH sm_90)"
 
 KNOWN = ("sm_50, sm_52, sm_53, sm_60, sm_61, sm_62, sm_70, sm_72, sm_75, sm_80, sm_86, sm_87, "
          "sm_89, sm_90, sm_100, sm_101, sm_103, sm_110, sm_120, sm_121")
@@ -41,11 +42,15 @@ class ConfigureTest(unittest.TestCase):
             extra += ["-U", "CMAKE_CUDA_ARCHITECTURES"]
         return self.p.configure(*extra)
 
-    def assert_fails(self, body, message, *defs):
+    def assert_fails(self, body, message, *defs, module="TuneKernel.cmake"):
         result = self.configure(body, *defs)
         self.assertNotEqual(result.rc, 0, result)
         self.assertIn(squash(message), squash(result.stderr), result)
-        self.assertIn("TuneKernel.cmake", result.stderr)
+        self.assertIn(module, result.stderr)
+
+    def assert_header_fails(self, call, message, declare=DECLARE):
+        """`call` after `declare` stops the configure in tune_generate_header with `message`."""
+        self.assert_fails(f"{declare}\n{call}", message, module="TuneHeader.cmake")
 
     def test_unknown_arguments(self):
         self.assert_fails(
@@ -137,6 +142,64 @@ class ConfigureTest(unittest.TestCase):
             f"tune_add_kernel(scale): SPACE '{self.p.src}/spaces/bad.toml' is not a valid space:\n"
             f"{diag.stderr.strip()}\n(read by '{consumer.ARGS.tuner}'; fix the space file "
             f"and configure again)")
+
+    def test_a_tuner_that_cannot_list_the_architectures(self):
+        self.assert_fails(
+            f"tune_add_kernel(scale {GOOD} ARCH sm_90)",
+            "tune_add_kernel(scale): '/bin/false archs' did not list the known architectures "
+            "(1): point TUNE_TUNER_EXECUTABLE at a tuner of this tune version",
+            "-DTUNE_TUNER_EXECUTABLE=/bin/false")
+
+    def test_header_unknown_arguments(self):
+        self.assert_header_fails(
+            "tune_generate_header(scale OUTPUT w/scale.hpp BOGUS 1)",
+            "tune_generate_header(scale): unknown arguments: BOGUS 1 (expected OUTPUT, "
+            "NAMESPACE)")
+
+    def test_header_keyword_without_value(self):
+        self.assert_header_fails("tune_generate_header(scale OUTPUT w/scale.hpp NAMESPACE)",
+                                 "tune_generate_header(scale): NAMESPACE given without a value")
+
+    def test_header_missing_output(self):
+        self.assert_header_fails(
+            "tune_generate_header(scale NAMESPACE app)",
+            "tune_generate_header(scale): OUTPUT is required: tune_generate_header(<name> "
+            "OUTPUT <file.hpp> [NAMESPACE <ns>])")
+
+    def test_header_bad_kernel_name(self):
+        self.assert_header_fails(
+            "tune_generate_header(.scale OUTPUT w/scale.hpp)",
+            "tune_generate_header: kernel name '.scale' may hold only letters, digits, '_', '.' "
+            "and '-', and may not start with '.'")
+
+    def test_header_of_an_undeclared_kernel(self):
+        self.assert_header_fails(
+            "tune_generate_header(scael OUTPUT w/scale.hpp)",
+            "tune_generate_header(scael): no kernel 'scael' (declared: scale): declare it with "
+            "tune_add_kernel before tune_generate_header")
+        self.assert_header_fails(
+            "tune_generate_header(scale OUTPUT w/scale.hpp)",
+            "tune_generate_header(scale): no kernel 'scale' (none is declared yet): declare it "
+            "with tune_add_kernel before tune_generate_header", declare="")
+
+    def test_header_twice_for_one_kernel(self):
+        self.assert_header_fails(
+            "tune_generate_header(scale OUTPUT w/a.hpp)\n"
+            "tune_generate_header(scale OUTPUT w/b.hpp)",
+            "tune_generate_header(scale): the header of 'scale' is already generated (target "
+            "tune_header.scale): call tune_generate_header once per kernel")
+
+    def test_header_namespace_that_is_not_a_namespace_name(self):
+        self.assert_header_fails(
+            "tune_generate_header(scale OUTPUT w/scale.hpp NAMESPACE app::1st)",
+            "tune_generate_header(scale): NAMESPACE 'app::1st' is not a C++ namespace name "
+            "(identifiers joined by '::', such as 'app::winners')")
+
+    def test_header_output_that_is_a_directory(self):
+        self.assert_header_fails(
+            "tune_generate_header(scale OUTPUT CMakeFiles)",
+            f"tune_generate_header(scale): OUTPUT 'CMakeFiles' is a directory, expected a header "
+            f"file (looked at '{self.p.build}/CMakeFiles')")
 
     def test_explicit_cuda_architectures_give_one_record_per_arch(self):
         result = self.configure(f"tune_add_kernel(scale {GOOD} LINK_LIBRARIES scale_defs)",

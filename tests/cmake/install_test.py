@@ -3,10 +3,11 @@
 prefix, then a consumer (tests/cmake/installed) that finds tune with find_package(Tune CONFIG)
 and CMAKE_PREFIX_PATH, declares a kernel, warms its one candidate, generates its winners header
 and links tune::core, all with the installed tuner and without tune's sources.
-The steps build on each other, so they run in order: test_1 ... test_5.
+The steps build on each other, so they run in order: test_1 ... test_7.
 """
 
 import json
+import re
 import shutil
 import unittest
 
@@ -84,6 +85,42 @@ class InstallTest(unittest.TestCase):
                          (0, "default: BLOCK=128 (fallback: first incumbent)\n"))
         cid = run([self.build / "config_id"])
         self.assertEqual((cid.rc, cid.stdout), (0, 'BM=64,LAYOUT="row"\n'))
+
+    def test_6_the_public_headers_are_installed_and_closed(self):
+        include = self.prefix / "include"
+        installed = {p.relative_to(include).as_posix() for p in include.rglob("*") if p.is_file()}
+        # Every core header is public; the CLI's headers are not.
+        source = consumer.ARGS.tune_source
+        core = {p.relative_to(source).as_posix() for p in (source / "tuner" / "core").glob("*.hpp")}
+        self.assertEqual(core - installed, set())
+        self.assertIn("tuner/core/version.hpp", installed)
+        self.assertEqual([h for h in installed if h.startswith("tuner/cli/")], [])
+        self.assertNotIn("tuner/cuda/nvml.hpp", installed)
+        # Every `#include <tuner/...>` of an installed header names an installed header, so a
+        # consumer compiles with the prefix alone.
+        directive = re.compile(r'^\s*#\s*include\s*[<"](tuner/[^>"]+)[>"]', re.MULTILINE)
+        missing = []
+        for header in sorted(installed):
+            for target in directive.findall((include / header).read_text()):
+                if target not in installed:
+                    missing.append(f"{header} includes {target}")
+        self.assertEqual(missing, [])
+
+    def test_7_the_functions_keep_tunes_policies_in_an_older_project(self):
+        # find_package defines tune's functions in the consumer's scope, and CMake records the
+        # policies where a function is defined: without tune's own policy block they would run
+        # under this project's 3.10 settings, where warm's DEPFILE steps leave CMP0116 unset.
+        src = self.root / "old_policies"
+        shutil.copytree(HERE / "installed", src)
+        lists = src / "CMakeLists.txt"
+        lists.write_text(lists.read_text().replace("cmake_minimum_required(VERSION 3.25...4.4)",
+                                                   "cmake_minimum_required(VERSION 3.10)"))
+        r = run([consumer.ARGS.cmake, "-S", src, "-B", self.root / "old_policies_build", "-G",
+                 "Ninja", f"-DCMAKE_PREFIX_PATH={self.prefix}", "-DCMAKE_POLICY_WARNING_CMP0116=ON"])
+        self.assertEqual(r.rc, 0, r)
+        self.assertIn("-- tune: copy: 1 candidates for sm_90\n", r.stdout)
+        self.assertNotIn("Policy CMP0116", r.stderr)
+        self.assertNotIn("/lib/cmake/Tune/", r.stderr)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -155,6 +156,18 @@ TEST(KernelCacheTest, ArchLimitsTable) {
   EXPECT_EQ(arch_limits("sm_91"), std::nullopt);
   EXPECT_EQ(arch_limits("90"), std::nullopt);
   EXPECT_EQ(arch_limits("sm_90x"), std::nullopt);
+}
+
+TEST(KernelCacheTest, KnownArchsAreTheRowsOfTheLimitsTable) {
+  const std::vector<std::string> expected{"sm_50",  "sm_52",  "sm_53",  "sm_60",  "sm_61",
+                                          "sm_62",  "sm_70",  "sm_72",  "sm_75",  "sm_80",
+                                          "sm_86",  "sm_87",  "sm_89",  "sm_90",  "sm_100",
+                                          "sm_101", "sm_103", "sm_110", "sm_120", "sm_121"};
+  EXPECT_EQ(known_archs(), expected);
+  for (const std::string& arch : known_archs()) {
+    EXPECT_TRUE(arch_limits(arch).has_value()) << arch;
+    EXPECT_TRUE(arch_limits(arch + "a").has_value()) << arch;
+  }
 }
 
 TEST(KernelCacheTest, ExceededLimitNamesFunctionUseAndLimit) {

@@ -122,24 +122,43 @@ std::map<std::string, KernelResources> parse_ptxas_resources(std::string_view ou
   return found;
 }
 
+namespace {
+
+/// One row of the architecture table: a compute capability (90 for sm_90) and its maximum
+/// shared memory per block (with the opt-in attribute), CUDA C++ Programming Guide,
+/// "Technical Specifications per Compute Capability". The one list of the architectures tune
+/// knows: `tuner archs` prints it for tune_add_kernel's ARCH check.
+struct ArchRow {
+  int cc;
+  std::int64_t shared;
+};
+
+constexpr std::int64_t kib = 1024;
+constexpr std::array<ArchRow, 20> arch_table{
+    {{50, 48 * kib},   {52, 48 * kib},   {53, 48 * kib},   {60, 48 * kib},  {61, 48 * kib},
+     {62, 48 * kib},   {70, 96 * kib},   {72, 96 * kib},   {75, 64 * kib},  {80, 163 * kib},
+     {86, 99 * kib},   {87, 163 * kib},  {89, 99 * kib},   {90, 227 * kib}, {100, 227 * kib},
+     {101, 227 * kib}, {103, 227 * kib}, {110, 227 * kib}, {120, 99 * kib}, {121, 99 * kib}}};
+
+}  // namespace
+
+const std::vector<std::string>& known_archs() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    out.reserve(arch_table.size());
+    for (const ArchRow& row : arch_table)
+      out.push_back(fmt::format("sm_{}", row.cc));
+    return out;
+  }();
+  return names;
+}
+
 std::optional<ArchLimits> arch_limits(std::string_view arch) {
   static const std::regex pattern(R"(sm_(\d+)[af]?)");
   std::match_results<std::string_view::const_iterator> m;
   if (!std::regex_match(arch.begin(), arch.end(), m, pattern)) return std::nullopt;
   const int cc = std::stoi(m[1].str());
-  constexpr std::int64_t kib = 1024;
-  struct Row {
-    int cc;
-    std::int64_t shared;
-  };
-  // Maximum shared memory per block (with the opt-in attribute), CUDA C++ Programming Guide,
-  // "Technical Specifications per Compute Capability".
-  static constexpr std::array<Row, 20> table{
-      {{50, 48 * kib},   {52, 48 * kib},   {53, 48 * kib},   {60, 48 * kib},  {61, 48 * kib},
-       {62, 48 * kib},   {70, 96 * kib},   {72, 96 * kib},   {75, 64 * kib},  {80, 163 * kib},
-       {86, 99 * kib},   {87, 163 * kib},  {89, 99 * kib},   {90, 227 * kib}, {100, 227 * kib},
-       {101, 227 * kib}, {103, 227 * kib}, {110, 227 * kib}, {120, 99 * kib}, {121, 99 * kib}}};
-  for (const Row& row : table) {
+  for (const ArchRow& row : arch_table) {
     if (row.cc != cc) continue;
     ArchLimits limits;
     limits.max_shared_per_block = row.shared;

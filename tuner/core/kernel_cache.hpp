@@ -69,6 +69,11 @@ struct ArchLimits {
 /// architecture not in the table.
 std::optional<ArchLimits> arch_limits(std::string_view arch);
 
+/// The architectures a record may be tuned for: every row of the limits table, as `sm_XX`
+/// without a suffix, by ascending compute capability (`sm_50` ... `sm_121`). The one list:
+/// `tuner archs` prints it, and tune_add_kernel checks ARCH against that output.
+const std::vector<std::string>& known_archs();
+
 /// Why `function` does not fit `arch` (the first limit it exceeds), or nullopt when it fits.
 /// Example: `function 'k' uses 65536 bytes of static shared memory, over the limit of 49152
 /// bytes on sm_90`.
