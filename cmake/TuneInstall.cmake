@@ -32,23 +32,28 @@ install(TARGETS ${_tune_install_targets} EXPORT TuneTargets
 
 # The public headers, listed (never globbed): what a consumer of tune::core includes, and what a
 # harness of tune::cuda / tune::runner needs (harness.hpp and what it and bench.hpp include).
-# The CLI's headers (tuner/cli/) and the CUDA backend's internals (nvml.hpp) stay private. A
-# new public header goes into its list, one per line; tests/cmake/install_test.py checks that
-# every core header is here and that every installed header includes only installed ones.
+# The CLI's headers (tuner/cli/), the CUDA backend's internals (nvml.hpp) and core's internal
+# headers (those whose first line says "Internal to tune_core (not installed)": the space reader,
+# the expression tree) stay private. A new public header goes into its list, one per line;
+# tests/cmake/install_test.py checks that every other core header is here and that every
+# installed header includes only installed ones.
 set(_tune_public_core_headers
   atomic_file.hpp
   autotuner.hpp
   bucket_name.hpp
+  bucket_result.hpp
   cache_key.hpp
   config.hpp
   exit_codes.hpp
   expr.hpp
+  expr_cxx.hpp
   fault_inject.hpp
   file_lock.hpp
   hash.hpp
   input_limits.hpp
   kernel_build.hpp
   kernel_cache.hpp
+  kernel_tune.hpp
   manifest.hpp
   record.hpp
   result.hpp
@@ -56,17 +61,21 @@ set(_tune_public_core_headers
   space.hpp
   stop_signals.hpp
   subprocess.hpp
+  supervisor.hpp
   text.hpp
   toolchain.hpp
   trial.hpp
   trial_log.hpp
-  verify.hpp)
+  verify.hpp
+  winners.hpp
+  winners_header.hpp
+  worker_protocol.hpp)
 set(_tune_public_cuda_headers
   bench.hpp
   driver.hpp
   harness.hpp
   module.hpp
-  runner.hpp)
+  worker.hpp)
 list(TRANSFORM _tune_public_core_headers PREPEND "${PROJECT_SOURCE_DIR}/tuner/core/")
 list(TRANSFORM _tune_public_cuda_headers PREPEND "${PROJECT_SOURCE_DIR}/tuner/cuda/")
 install(FILES ${_tune_public_core_headers}
