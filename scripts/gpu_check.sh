@@ -8,6 +8,10 @@
 # header-only from .deps/include when it is there (carry it; TUNE_TOMLPP_INCLUDE_DIR overrides).
 #
 # Usage: scripts/gpu_check.sh            (from anywhere; GPU_CHECK_DEVICE=N picks the device)
+#
+# GPU_CHECK_STEPS picks steps (default: all, in this order): build timing gpu cpu e2e runoff
+# fidelity. Without `build` the build tree of an earlier call is reused, so a check can be
+# split over two calls of a lent machine that stays warm between them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -17,6 +21,8 @@ build=${GPU_CHECK_BUILD_DIR:-build-gpu}
 device=${GPU_CHECK_DEVICE:-0}
 tomlpp=${TUNE_TOMLPP_INCLUDE_DIR:-$root/.deps/include}
 jobs=$(nproc)
+steps=" ${GPU_CHECK_STEPS:-build timing gpu cpu e2e runoff fidelity} "
+want() { [[ "$steps" == *" $1 "* ]]; }
 
 declare -a summary=()
 note() { summary+=("$(printf '%-22s %-6s %s' "$1" "$2" "$3")"); }
@@ -34,6 +40,7 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader -i "$devi
 
 # Configure and build from scratch.
 t0=$(date +%s)
+if want build; then
 rm -rf "$build"
 # Warnings are not errors here: a warning that only this host's newer compiler gives must not
 # cost the GPU run; they are counted in the summary instead (CI keeps them errors).
@@ -54,11 +61,14 @@ else
   note configure FAIL "see build.log"
 fi
 tail -30 "$out/build.log" | grep -E 'error|FAILED' | head -10
+fi
 
 # The timing benchmark.
 t0=$(date +%s)
 timing_table=""
-if [[ -x "$build/bench/timing/bench_timing" ]]; then
+if ! want timing; then
+  :
+elif [[ -x "$build/bench/timing/bench_timing" ]]; then
   if PYTHONUNBUFFERED=1 timeout 300 python3 bench/timing/compare.py --bench "$build/bench/timing/bench_timing" \
       --cubin "$build/bench/timing/cubin/timing_kernels.cubin" --device "$device" --repeat 10 \
       --json "$out/timing.json" > "$out/timing.log" 2>&1; then
@@ -76,7 +86,9 @@ fi
 # GPU tests may take longer: each has its own TIMEOUT, and the whole run is bounded here.
 t0=$(date +%s)
 export TUNE_TEST_DEVICE=$device
-if [[ -x "$build/tests/gpu/cuda_gpu_test" ]]; then
+if ! want gpu; then
+  :
+elif [[ -x "$build/tests/gpu/cuda_gpu_test" ]]; then
   if timeout 330 ctest --test-dir "$build" -L gpu -V > "$out/ctest_gpu.log" 2>&1; then
     note "ctest -L gpu" ok "$(grep -E 'tests passed' "$out/ctest_gpu.log"), $(seconds "$t0") s"
   else
@@ -91,7 +103,7 @@ fi
 
 # The CPU suite too, where it was built (the GPU host's compiler and CMake differ from the
 # CPU machines'); bounded, so that the check stays within its time.
-if [[ -d "$build" ]]; then
+if [[ -d "$build" ]] && want cpu; then
   if timeout 100 ctest --test-dir "$build" -LE gpu -j "$jobs" --timeout 90 \
       > "$out/ctest_cpu.log" 2>&1; then
     note "ctest -LE gpu" ok "$(grep -E 'tests passed' "$out/ctest_cpu.log")"
@@ -106,6 +118,7 @@ fi
 # unmapped write, a spin and a trap among good candidates; SIGTERM mid-spin) and the runoff
 # benchmark (bench/runoff).
 for t in TuneEndToEnd TuneFaults; do
+  want e2e || continue
   t0=$(date +%s)
   if [[ -f "$build/tests/gpu/CTestTestfile.cmake" ]]; then
     if TUNE_GPU_E2E=1 timeout 420 ctest --test-dir "$build" -R "^gpu[.]$t\$" -V \
@@ -121,7 +134,9 @@ for t in TuneEndToEnd TuneFaults; do
   fi
 done
 t0=$(date +%s)
-if [[ -x "$build/bench/runoff/bench_runoff" ]]; then
+if ! want runoff; then
+  :
+elif [[ -x "$build/bench/runoff/bench_runoff" ]]; then
   if timeout 240 "$build/bench/runoff/bench_runoff" --device "$device" --runs 20 \
       > "$out/runoff.log" 2>&1; then
     note runoff ok "$(seconds "$t0") s, targets met (runoff.log)"
@@ -131,6 +146,23 @@ if [[ -x "$build/bench/runoff/bench_runoff" ]]; then
   cat "$out/runoff.log"
 else
   note runoff SKIP "bench_runoff not built"
+fi
+
+# The fidelity benchmark (bench/fidelity): every config timed in the sequential and the paired
+# mode; the largest disagreement must stay within 1% or the noise floor.
+t0=$(date +%s)
+if ! want fidelity; then
+  :
+elif [[ -x "$build/bench/fidelity/bench_fidelity" ]]; then
+  if timeout 300 "$build/bench/fidelity/bench_fidelity" --device "$device" --diagnose --app \
+      --json "$out/fidelity.json" > "$out/fidelity.log" 2>&1; then
+    note fidelity ok "$(seconds "$t0") s, $(grep 'largest disagreement' "$out/fidelity.log")"
+  else
+    note fidelity FAIL "see fidelity.log"
+  fi
+  cat "$out/fidelity.log"
+else
+  note fidelity SKIP "bench_fidelity not built"
 fi
 
 {

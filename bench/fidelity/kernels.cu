@@ -1,0 +1,38 @@
+// Kernels of the fidelity benchmark (bench/fidelity): the sequential and the paired timing modes
+// must measure the same config alike.
+
+// y = 2 x over n floats: each block handles BLOCK * ITEMS consecutive elements, each thread
+// ITEMS of them strided by the block size (coalesced), as the streaming kernel of issue 23. The
+// block size is the launch's; ITEMS is an entry per value.
+template <int Items>
+__device__ void scale_body(float* __restrict__ y, const float* __restrict__ x, long long n) {
+  const long long base = static_cast<long long>(blockIdx.x) * blockDim.x * Items + threadIdx.x;
+#pragma unroll
+  for (int k = 0; k < Items; ++k) {
+    const long long i = base + static_cast<long long>(k) * blockDim.x;
+    if (i < n) y[i] = 2.0f * x[i];
+  }
+}
+
+extern "C" __global__ void scale_items1(float* y, const float* x, long long n) {
+  scale_body<1>(y, x, n);
+}
+extern "C" __global__ void scale_items2(float* y, const float* x, long long n) {
+  scale_body<2>(y, x, n);
+}
+extern "C" __global__ void scale_items4(float* y, const float* x, long long n) {
+  scale_body<4>(y, x, n);
+}
+
+// Compute-bound: `iters` rounds of four independent FMA chains per thread.
+extern "C" __global__ void fma_loop(float* out, int iters) {
+  float a = threadIdx.x * 1e-3f, b = a + 1.0f, c = a + 2.0f, d = a + 3.0f;
+#pragma unroll 4
+  for (int i = 0; i < iters; ++i) {
+    a = fmaf(a, 0.9999f, 0.0001f);
+    b = fmaf(b, 0.9998f, 0.0002f);
+    c = fmaf(c, 0.9997f, 0.0003f);
+    d = fmaf(d, 0.9996f, 0.0004f);
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = a + b + c + d;
+}
