@@ -184,8 +184,10 @@ class Timing {
   }
   int batch_size(double shortest_ms) const {
     if (!batched(shortest_ms)) return 1;
-    return std::clamp(static_cast<int>(std::ceil(options_.batch_target_ms / shortest_ms)), 2,
-                      std::max(2, options_.max_batch));
+    // Clamped as a double: a huge target over a short estimate does not fit an int.
+    const double wanted = std::ceil(options_.batch_target_ms / shortest_ms);
+    return static_cast<int>(
+        std::clamp(wanted, 2.0, static_cast<double>(std::max(2, options_.max_batch))));
   }
   // Warm-up launches for units of `unit_ms` (a round of every arm): by time, at least one.
   long warmups(double unit_ms) const {
