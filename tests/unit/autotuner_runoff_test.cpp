@@ -61,6 +61,8 @@ class RunoffObjective : public Objective {
       p.challenger_ms.push_back(paired.at(ch) - jitter);
     }
     p.device = "Fake GPU";
+    if (auto it = alone.find(inc); it != alone.end()) p.incumbent_alone_ms = it->second;
+    if (auto it = alone.find(ch); it != alone.end()) p.challenger_alone_ms = it->second;
     return p;
   }
 
@@ -68,6 +70,7 @@ class RunoffObjective : public Objective {
   std::map<std::string, double> medians;
   std::map<std::string, std::string> failures;
   std::map<std::string, double> paired;  // the runoff's time per config
+  std::map<std::string, double> alone;   // timed alone before the pairs, when set
   std::map<std::string, std::string> setup_failures;
   std::string bench_failure;
   bool has_runoff = true;
@@ -150,6 +153,71 @@ TEST_F(AutotunerRunoffTest, ChallengerThatIsFasterInTheRunoffWins) {
   EXPECT_EQ(logged[1]["config_id"], id(3));
 }
 
+TEST_F(AutotunerRunoffTest, RunoffMedianFarFromTheSequentialOneIsAWarning) {
+  // Equal sequentially; the runoff times BN=3 11% slower than its own sequential median (the
+  // artefact of a timing mode), BN=2 as sequentially.
+  RunoffObjective obj({1, 2, 3});
+  obj.medians = {{id(1), 3.0}, {id(2), 1.0}, {id(3), 1.001}};
+  obj.paired = {{id(2), 1.0}, {id(3), 1.11}};
+  std::vector<std::string> warned;
+  result<Output> out =
+      tuner().on_warning([&](const std::string& w) { warned.push_back(w); }).run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  ASSERT_TRUE(out->runoff);
+  ASSERT_EQ(out->runoff->warnings.size(), 1u);
+  const std::string& w = out->runoff->warnings[0];
+  EXPECT_NE(w.find("the runoff timed " + id(3) +
+                   " at 1.11 ms, +10.9% from its sequential "
+                   "median 1.001 ms (more than 3%)"),
+            std::string::npos)
+      << w;
+  EXPECT_EQ(warned, out->runoff->warnings);
+  // In the log: in the runoff statistics of both lines, and among the trials' warnings.
+  std::vector<nlohmann::json> logged = runoff_lines(log_);
+  ASSERT_EQ(logged.size(), 2u);
+  for (const nlohmann::json& j : logged) {
+    EXPECT_EQ(j["runoff"]["warnings"], nlohmann::json::array({w}));
+    EXPECT_EQ(j["warnings"], nlohmann::json::array({w}));
+  }
+}
+
+TEST_F(AutotunerRunoffTest, FinalistTimedAloneTellsDriftFromADisagreementOfTheModes) {
+  // BN=3 was 1.001 ms in the search, is 1.11 ms alone and paired now: its time moved (drift),
+  // the modes agree. BN=2 is 1.0 ms alone and 1.05 paired: the modes disagree.
+  RunoffObjective obj({1, 2, 3});
+  obj.medians = {{id(1), 3.0}, {id(2), 1.0}, {id(3), 1.001}};
+  obj.paired = {{id(2), 1.05}, {id(3), 1.11}};
+  obj.alone = {{id(2), 1.0}, {id(3), 1.11}};
+  result<Output> out = tuner().run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  ASSERT_EQ(out->runoff->warnings.size(), 2u);
+  EXPECT_NE(out->runoff->warnings[0].find("the runoff timed " + id(2) +
+                                          " at 1.05 ms paired, +5.0% from 1 ms timed alone"),
+            std::string::npos)
+      << out->runoff->warnings[0];
+  EXPECT_NE(out->runoff->warnings[1].find(id(3) + " timed 1.11 ms alone before the runoff, "
+                                                  "+10.9% from its search median 1.001 ms"),
+            std::string::npos)
+      << out->runoff->warnings[1];
+  EXPECT_DOUBLE_EQ(out->runoff->incumbent_alone_ms, 1.0);
+  EXPECT_DOUBLE_EQ(out->runoff->challenger_alone_ms, 1.11);
+  const nlohmann::json logged = runoff_lines(log_).at(0)["runoff"];
+  EXPECT_DOUBLE_EQ(logged["challenger_alone_ms"].get<double>(), 1.11);
+}
+
+TEST_F(AutotunerRunoffTest, RunoffThatAgreesWithTheSequentialMediansWarnsNothing) {
+  RunoffObjective obj({1, 2, 3});
+  obj.medians = {{id(1), 3.0}, {id(2), 1.0}, {id(3), 1.01}};
+  obj.paired = {{id(2), 1.02}, {id(3), 0.985}};  // within 3% of each sequential median
+  result<Output> out = tuner().run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_TRUE(out->runoff->warnings.empty());
+  for (const nlohmann::json& j : runoff_lines(log_)) {
+    EXPECT_FALSE(j["runoff"].contains("warnings")) << j;
+    EXPECT_EQ(j["warnings"], nlohmann::json::array());
+  }
+}
+
 TEST_F(AutotunerRunoffTest, TieGoesToTheRequiredConfig) {
   RunoffObjective obj({1, 2, 3});
   obj.medians = {{id(1), 1.0}, {id(2), 1.005}, {id(3), 5.0}};
@@ -190,7 +258,7 @@ TEST_F(AutotunerRunoffTest, SoftIncumbentWinsATieOfSequentialMedians) {
 
 TEST_F(AutotunerRunoffTest, SoftIncumbentNotInTheSpaceIsDroppedWithAWarning) {
   RunoffObjective obj({1, 2});
-  obj.paired = {{id(1), 1.0}, {id(2), 1.0}};
+  obj.paired = {{id(1), 10.0}, {id(2), 10.0}};  // as the search timed them (10 ms by default)
   std::vector<std::string> seen;
   result<Output> out = tuner()
                            .soft_incumbent(Config{{"BN", 7}})

@@ -86,5 +86,37 @@ TEST(RunoffTest, JsonRoundTrip) {
   EXPECT_EQ(j.at("outcome"), "challenger_wins");
 }
 
+TEST(RunoffTest, AgreementWarnsOnlyAboutTheFinalistThatDeparts) {
+  RunoffStats s;
+  s.incumbent = "A=1";
+  s.challenger = "A=2";
+  s.incumbent_median_ms = 0.002858;
+  s.challenger_median_ms = 0.003173;
+  const RunoffPolicy policy;
+  std::vector<std::string> w = agreement_warnings(s, 0.002833, 0.002835, policy);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0],
+            "the runoff timed A=2 at 0.003173 ms, +11.9% from its sequential median 0.002835 ms "
+            "(more than 3%): the two timing modes disagree about it, so this verdict may rest on "
+            "a measurement artefact");
+  EXPECT_TRUE(agreement_warnings(s, 0.002833, 0.0031, policy).empty());
+  EXPECT_TRUE(agreement_warnings(s, 0, 0, policy).empty());  // no sequential medians
+  RunoffPolicy strict;
+  strict.agreement_pct = 0.5;
+  EXPECT_EQ(agreement_warnings(s, 0.002833, 0.0031, strict).size(), 2u);  // +0.9%, +2.4%
+}
+
+TEST(RunoffTest, WarningsRoundTripAndAreOmittedWhenNone) {
+  RunoffStats s = decide_runoff({1.0, 1.0}, {1.0, 1.0}, {}, "a", "b");
+  nlohmann::json j = s;
+  EXPECT_FALSE(j.contains("warnings"));
+  s.warnings = {"w"};
+  j = s;
+  EXPECT_EQ(j["warnings"], nlohmann::json::array({"w"}));
+  EXPECT_EQ(j.get<RunoffStats>().warnings, s.warnings);
+  j.erase("warnings");
+  EXPECT_TRUE(j.get<RunoffStats>().warnings.empty());
+}
+
 }  // namespace
 }  // namespace tune

@@ -107,6 +107,12 @@ TEST(WorkerProtocolTest, RunoffAnswers) {
   const auto& r = std::get<RunoffAnswer>(*decoded);
   EXPECT_EQ(r.pairs.challenger_ms, (std::vector<double>{3, 4}));
   EXPECT_EQ(r.pairs.device, "Fake GPU");
+  EXPECT_FALSE(r.pairs.incumbent_alone_ms);
+  a.pairs.incumbent_alone_ms = 1.5;
+  a.pairs.challenger_alone_ms = 3.5;
+  const auto alone = decode_runoff_answer(encode(a));
+  EXPECT_EQ(std::get<RunoffAnswer>(*alone).pairs.incumbent_alone_ms, 1.5);
+  EXPECT_EQ(std::get<RunoffAnswer>(*alone).pairs.challenger_alone_ms, 3.5);
 
   RunoffAnswer forfeit;
   forfeit.pairs.challenger_failure = "check failed";

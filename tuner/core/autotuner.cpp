@@ -356,6 +356,17 @@ void SearchRun::apply_runoff(const RunoffPairs& pairs, std::size_t inc, std::siz
   }
   RunoffStats stats =
       decide_runoff(pairs.incumbent_ms, pairs.challenger_ms, s_.runoff_policy, inc_id, chal_id);
+  // The agreement check: each finalist's runoff median against its own sequential median.
+  auto sequential_ms = [&](std::size_t trial) {
+    const auto* m = out_.trials[trial].state.measured();
+    return m ? m->median_ms : 0.0;
+  };
+  stats.incumbent_alone_ms = pairs.incumbent_alone_ms.value_or(0);
+  stats.challenger_alone_ms = pairs.challenger_alone_ms.value_or(0);
+  stats.warnings =
+      agreement_warnings(stats, sequential_ms(inc), sequential_ms(chal), s_.runoff_policy);
+  for (const std::string& w : stats.warnings)
+    warn(w);
   for (auto [samples, k] :
        {std::pair{&pairs.incumbent_ms, inc_k}, std::pair{&pairs.challenger_ms, chal_k}}) {
     std::vector<double> sorted = *samples;
@@ -365,6 +376,7 @@ void SearchRun::apply_runoff(const RunoffPairs& pairs, std::size_t inc, std::siz
     Trial t = Trial::measured(median, sorted.front(), static_cast<std::int64_t>(n));
     t.runoff = stats;
     t.warnings = pairs.warnings;
+    t.warnings.insert(t.warnings.end(), stats.warnings.begin(), stats.warnings.end());
     t.batched = pairs.batched;
     log_runoff(std::move(t), k, pairs);
   }

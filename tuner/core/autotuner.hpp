@@ -45,6 +45,11 @@ struct RunoffPairs {
   std::optional<std::string> device;
   std::vector<std::string> warnings;
   bool batched = false;
+  /// Each finalist timed alone (the search's sequential mode) right before the pairs, with both
+  /// set up: the reference of the agreement check that shares the pairs' device state. Unset
+  /// when the objective does not provide it.
+  std::optional<double> incumbent_alone_ms;
+  std::optional<double> challenger_alone_ms;
 };
 
 /// An end-to-end objective: the caller owns the measurement (a whole request, a whole program)

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/result.hpp>
@@ -43,6 +45,9 @@ void to_json(nlohmann::json& j, const RunoffStats& s) {
                      {"margin_pct", s.margin_pct},
                      {"alpha", s.alpha},
                      {"outcome", to_string(s.outcome)}};
+  if (!s.warnings.empty()) j["warnings"] = s.warnings;
+  if (s.incumbent_alone_ms > 0) j["incumbent_alone_ms"] = s.incumbent_alone_ms;
+  if (s.challenger_alone_ms > 0) j["challenger_alone_ms"] = s.challenger_alone_ms;
 }
 
 void from_json(const nlohmann::json& j, RunoffStats& s) {
@@ -58,6 +63,54 @@ void from_json(const nlohmann::json& j, RunoffStats& s) {
   s.margin_pct = j.at("margin_pct").get<double>();
   s.alpha = j.at("alpha").get<double>();
   s.outcome = outcome_from_string(j.at("outcome").get<std::string>());
+  s.warnings = j.value("warnings", std::vector<std::string>{});
+  s.incumbent_alone_ms = j.value("incumbent_alone_ms", 0.0);
+  s.challenger_alone_ms = j.value("challenger_alone_ms", 0.0);
+}
+
+std::vector<std::string> agreement_warnings(const RunoffStats& stats, double incumbent_search_ms,
+                                            double challenger_search_ms,
+                                            const RunoffPolicy& policy) {
+  std::vector<std::string> out;
+  auto departure = [&](double ms, double reference) {
+    return ms > 0 && reference > 0 && std::fabs(ms / reference - 1) * 100 > policy.agreement_pct
+               ? std::optional<double>(100 * (ms / reference - 1))
+               : std::nullopt;
+  };
+  const struct {
+    const std::string& id;
+    double runoff_ms;
+    double alone_ms;
+    double search_ms;
+  } finalists[] = {
+      {stats.incumbent, stats.incumbent_median_ms, stats.incumbent_alone_ms, incumbent_search_ms},
+      {stats.challenger, stats.challenger_median_ms, stats.challenger_alone_ms,
+       challenger_search_ms}};
+  for (const auto& f : finalists) {
+    if (f.alone_ms > 0) {
+      if (auto d = departure(f.runoff_ms, f.alone_ms)) {
+        out.push_back(fmt::format(
+            "the runoff timed {} at {:.4g} ms paired, {:+.1f}% from {:.4g} ms timed alone just "
+            "before (more than {:g}%): the two timing modes disagree about it, so this verdict "
+            "may rest on a measurement artefact",
+            f.id, f.runoff_ms, *d, f.alone_ms, policy.agreement_pct));
+      }
+      if (auto d = departure(f.alone_ms, f.search_ms)) {
+        out.push_back(fmt::format(
+            "{} timed {:.4g} ms alone before the runoff, {:+.1f}% from its search median {:.4g} "
+            "ms (more than {:g}%): its time moved between the search and the runoff, and the "
+            "runoff decided on the later times",
+            f.id, f.alone_ms, *d, f.search_ms, policy.agreement_pct));
+      }
+    } else if (auto d = departure(f.runoff_ms, f.search_ms)) {
+      out.push_back(fmt::format(
+          "the runoff timed {} at {:.4g} ms, {:+.1f}% from its sequential median {:.4g} ms (more "
+          "than {:g}%): the two timing modes disagree about it, so this verdict may rest on a "
+          "measurement artefact",
+          f.id, f.runoff_ms, *d, f.search_ms, policy.agreement_pct));
+    }
+  }
+  return out;
 }
 
 double sign_test_upper_tail(int k, int n) {

@@ -22,6 +22,10 @@ namespace tune {
 struct RunoffPolicy {
   double margin_pct = 1.0;  ///< differences inside +-margin are ties
   double alpha = 0.05;      ///< one-sided sign-test significance level
+  /// A finalist whose runoff median departs from its own sequential median by more than this
+  /// (in %) gets a warning: the two timing modes disagree about it (docs/measurement.md
+  /// "Agreement of the two modes").
+  double agreement_pct = 3.0;
 };
 
 enum class RunoffOutcome { challenger_wins, incumbent_wins, tie, forfeit };
@@ -42,10 +46,29 @@ struct RunoffStats {
   std::string incumbent;   ///< config id
   std::string challenger;  ///< config id
   std::string winner;      ///< config id: the challenger only on challenger_wins
+  /// Disagreements between a finalist's runoff median and its sequential median over the
+  /// policy's `agreement_pct`, one sentence each (`agreement_warnings`). Written only when
+  /// there are some.
+  std::vector<std::string> warnings;
+  /// Each finalist timed alone right before the pairs (0 when not measured; written only when
+  /// measured).
+  double incumbent_alone_ms = 0;
+  double challenger_alone_ms = 0;
 };
 
 void to_json(nlohmann::json& j, const RunoffStats& s);
 void from_json(const nlohmann::json& j, RunoffStats& s);
+
+/// The agreement check of a decided runoff, per finalist, each departure over
+/// `policy.agreement_pct` one warning naming the config, both times and the departure:
+/// - the two modes: its paired (runoff) median against its median timed alone just before the
+///   pairs (`*_alone_ms` of `stats`), or against its search median when it was not timed alone;
+/// - drift: its median timed alone against its search median (`*_search_ms`): its time moved
+///   between the search and the runoff.
+/// A missing (zero) time skips its comparison.
+std::vector<std::string> agreement_warnings(const RunoffStats& stats, double incumbent_search_ms,
+                                            double challenger_search_ms,
+                                            const RunoffPolicy& policy);
 
 /// P(X >= k) for X ~ Binomial(n, 1/2).
 double sign_test_upper_tail(int k, int n);

@@ -99,6 +99,8 @@ std::string encode(const RunoffAnswer& a) {
          {"batched", p.batched},
          {"warnings", p.warnings},
          {"device", p.device.value_or("")}};
+    if (p.incumbent_alone_ms) j["incumbent_alone_ms"] = *p.incumbent_alone_ms;
+    if (p.challenger_alone_ms) j["challenger_alone_ms"] = *p.challenger_alone_ms;
   }
   if (a.exiting) j["exiting"] = true;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -187,6 +189,10 @@ result<std::variant<RunoffAnswer, RefusedAnswer>> decode_runoff_answer(std::stri
       p.batched = optional_field<bool>(*j, "batched", false);
       p.warnings = optional_field<std::vector<std::string>>(*j, "warnings", {});
       if (auto d = optional_field<std::string>(*j, "device", ""); !d.empty()) p.device = d;
+      if (j->contains("incumbent_alone_ms"))
+        p.incumbent_alone_ms = j->at("incumbent_alone_ms").get<double>();
+      if (j->contains("challenger_alone_ms"))
+        p.challenger_alone_ms = j->at("challenger_alone_ms").get<double>();
     }
     const bool failed = p.incumbent_failure || p.challenger_failure || p.failure;
     if (!failed && (p.incumbent_ms.empty() || p.incumbent_ms.size() != p.challenger_ms.size()))
