@@ -155,12 +155,25 @@ if ! want fidelity; then
   :
 elif [[ -x "$build/bench/fidelity/bench_fidelity" ]]; then
   if timeout 300 "$build/bench/fidelity/bench_fidelity" --device "$device" --diagnose --app \
-      --json "$out/fidelity.json" > "$out/fidelity.log" 2>&1; then
+      --own-buffers --history --pairs --json "$out/fidelity.json" > "$out/fidelity.log" 2>&1; then
     note fidelity ok "$(seconds "$t0") s, $(grep 'largest disagreement' "$out/fidelity.log")"
   else
     note fidelity FAIL "see fidelity.log"
   fi
   cat "$out/fidelity.log"
+  # The same question through a real tune: the finalists' runoff medians against their own
+  # sequential medians, over several tunes with fresh logs.
+  t0=$(date +%s)
+  if CUDA_VISIBLE_DEVICES=$device timeout 300 python3 bench/fidelity/tune_runs.py \
+      --tuner "$build/tuner/tuner" --arch "sm_$(nvidia-smi --query-gpu=compute_cap \
+      --format=csv,noheader -i "$device" | head -1 | tr -d .)" --work "$build/fidelity_tune" \
+      --runs "${GPU_CHECK_FIDELITY_RUNS:-5}" --tomlpp "$tomlpp" --json "$out/fidelity_tune.json" \
+      > "$out/fidelity_tune.log" 2>&1; then
+    note "fidelity tune" ok "$(seconds "$t0") s, $(grep 'largest departure' "$out/fidelity_tune.log")"
+  else
+    note "fidelity tune" FAIL "see fidelity_tune.log"
+  fi
+  cat "$out/fidelity_tune.log"
 else
   note fidelity SKIP "bench_fidelity not built"
 fi

@@ -36,3 +36,25 @@ extern "C" __global__ void fma_loop(float* out, int iters) {
   }
   out[blockIdx.x * blockDim.x + threadIdx.x] = a + b + c + d;
 }
+
+// The streaming kernel as a user writes it for tune (bench/fidelity/tune/scale.cu): BLOCK and
+// ITEMS compile-time, __launch_bounds__(BLOCK), int indexing; one entry per config.
+template <int Block, int Items>
+__device__ void scale_fixed_body(float* __restrict__ y, const float* __restrict__ x, int n) {
+  const int base = blockIdx.x * (Block * Items) + threadIdx.x;
+#pragma unroll
+  for (int k = 0; k < Items; ++k) {
+    const int i = base + k * Block;
+    if (i < n) y[i] = 2.0f * x[i];
+  }
+}
+#define TUNE_SCALE_FIXED(B, I)                                                         \
+  extern "C" __global__ void __launch_bounds__(B)                                      \
+      scale_fixed_##B##_##I(float* y, const float* x, int n) {                         \
+    scale_fixed_body<B, I>(y, x, n);                                                   \
+  }
+TUNE_SCALE_FIXED(128, 2)
+TUNE_SCALE_FIXED(128, 4)
+TUNE_SCALE_FIXED(256, 2)
+TUNE_SCALE_FIXED(256, 4)
+TUNE_SCALE_FIXED(512, 4)
