@@ -26,3 +26,23 @@ if(NOT TARGET tune_tomlplusplus)
     target_link_libraries(tune_tomlplusplus INTERFACE tomlplusplus::tomlplusplus)
   endif()
 endif()
+
+# Eigen (header-only) for the Bayesian optimization strategy: Debian's package, or headers
+# carried to a GPU host through TUNE_EIGEN_INCLUDE_DIR. Build-tree only, like TOML++: an
+# installed tune_core has what it uses compiled in.
+if(NOT TARGET tune_eigen)
+  add_library(tune_eigen INTERFACE)
+  if(TUNE_EIGEN_INCLUDE_DIR)
+    if(NOT EXISTS "${TUNE_EIGEN_INCLUDE_DIR}/Eigen/Core")
+      message(FATAL_ERROR
+        "TUNE_EIGEN_INCLUDE_DIR='${TUNE_EIGEN_INCLUDE_DIR}' holds no Eigen/Core: point it at "
+        "the directory that contains the Eigen folder")
+    endif()
+    set(_tune_eigen_dir "${TUNE_EIGEN_INCLUDE_DIR}")
+  else()
+    find_package(Eigen3 3.3 REQUIRED NO_MODULE)
+    get_target_property(_tune_eigen_dir Eigen3::Eigen INTERFACE_INCLUDE_DIRECTORIES)
+  endif()
+  target_include_directories(tune_eigen SYSTEM INTERFACE "$<BUILD_INTERFACE:${_tune_eigen_dir}>")
+  unset(_tune_eigen_dir)
+endif()

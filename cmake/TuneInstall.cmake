@@ -10,7 +10,7 @@ include(CMakePackageConfigHelpers)
 set(TUNE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/Tune" CACHE STRING
   "Where the Tune config package is installed, relative to the prefix")
 
-set(_tune_install_targets tuner tune_core tune_tomlplusplus tune_warnings)
+set(_tune_install_targets tuner tune_core tune_tomlplusplus tune_eigen tune_warnings)
 foreach(t tune_cuda tune_runner)
   if(TARGET ${t})
     list(APPEND _tune_install_targets ${t})

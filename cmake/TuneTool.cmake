@@ -65,7 +65,7 @@ function(_tune_configure_tuner fn out)
     # Same compiler (and compiler launcher, such as ccache), make program and package search
     # paths as the consumer, so the tool is built the way the consumer's own targets are.
     foreach(var CMAKE_CXX_COMPILER CMAKE_CXX_COMPILER_LAUNCHER CMAKE_MAKE_PROGRAM
-                CMAKE_PREFIX_PATH TUNE_TOMLPP_INCLUDE_DIR)
+                CMAKE_PREFIX_PATH TUNE_TOMLPP_INCLUDE_DIR TUNE_EIGEN_INCLUDE_DIR)
       if(${var})
         string(REPLACE ";" "\\;" value "${${var}}")
         list(APPEND args "-D${var}=${value}")

@@ -202,7 +202,6 @@ int run_exec(const ExecOptions& opt) {
     return exit_bad_input;
   }
   const std::optional<double> timeout = opt.timeout_s ? opt.timeout_s : space.search().timeout_s;
-  const std::optional<double> budget = opt.budget_s ? opt.budget_s : space.search().budget_s;
 
   CommandObjective objective(*configs, *bucket, opt.command, timeout);
   Autotuner tuner(space.kernel() + "/" + bucket->name);
@@ -211,7 +210,8 @@ int run_exec(const ExecOptions& opt) {
       .space_hash(space.space_hash())
       .require(space.require())
       .maximize(opt.maximize);
-  if (budget) tuner.budget(*budget);
+  tuner.search(space.search());  // the strategy, its stop rules and the space's budget
+  if (opt.budget_s) tuner.budget(*opt.budget_s);
   tuner.on_warning([](const std::string& w) { fmt::print(stderr, "{}\n", w); });
   if (::isatty(2)) {
     tuner.on_progress([&](const Progress& p) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/space.hpp>
+#include <tuner/core/strategy.hpp>
 
 namespace tune {
 
@@ -35,6 +37,10 @@ Autotuner& Autotuner::runoff_policy(RunoffPolicy policy) {
 }
 Autotuner& Autotuner::budget(double seconds) {
   settings_.budget_s = seconds;
+  return *this;
+}
+Autotuner& Autotuner::search(SearchSettings settings) {
+  settings_.search = std::move(settings);
   return *this;
 }
 Autotuner& Autotuner::arch(std::string arch) {
@@ -73,7 +79,8 @@ Autotuner& Autotuner::on_warning(std::function<void(const std::string&)> fn) {
 namespace {
 
 // One run of the search, in the steps of docs/search.md: prune, open the log, resume, the
-// incumbents, the soft incumbent, the grid, the best, the runoff. Indices `k` are into the pruned
+// incumbents, the soft incumbent, the strategy's search, the best, the runoff. Indices `k` are
+// into the pruned
 // space; `space_[k]` is the objective's index of the k-th kept config.
 class SearchRun {
  public:
@@ -92,8 +99,12 @@ class SearchRun {
   std::optional<diagnostic> find_incumbents();
   bool take(std::size_t k, Phase phase);
   bool budget_left() const;
+  Progress progress(bool resumed) const;
   void soft_incumbent();
-  void grid();
+  void search();
+  void tell(std::size_t k);
+  bool stop_rule_hit();
+  void adopt_the_rest();
   void choose_best();
   void runoff();
   void apply_runoff(const RunoffPairs& pairs, std::size_t inc, std::size_t chal);
@@ -117,6 +128,13 @@ class SearchRun {
   std::vector<std::size_t> incumbents_;
   std::vector<bool> visited_;
   std::optional<std::size_t> soft_;
+  std::optional<SpaceIndex> index_;
+  std::unique_ptr<Strategy> strategy_;
+  std::size_t evaluations_ = 0;
+  std::optional<double> best_value_;
+  std::size_t since_improvement_ = 0;
+  std::size_t measured_ = 0;         // trials measured now (not adopted)
+  std::optional<double> best_seen_;  // for progress displays
 };
 
 result<Output> SearchRun::run() {
@@ -135,7 +153,7 @@ result<Output> SearchRun::run() {
     }
   }
   soft_incumbent();
-  grid();
+  search();
   choose_best();
   if (out_.best_index && !s_.maximize) runoff();
   return std::move(out_);
@@ -167,6 +185,7 @@ std::optional<diagnostic> SearchRun::open_log() {
   header.source_hash = s_.source_hash;
   header.toolchain = s_.toolchain;
   header.objective = s_.maximize ? "maximize" : "minimize";
+  header.search = s_.search.identity();
   result<TrialLog> opened = TrialLog::open(*s_.log_path, header);
   if (!opened) return opened.error();
   log_.emplace(std::move(*opened));
@@ -209,15 +228,35 @@ bool SearchRun::take(std::size_t k, Phase phase) {
     if (log_) log_->append(t);
     out_.trials.push_back(std::move(t));
   }
-  if (s_.on_progress)
-    s_.on_progress(Progress{out_.trials.size(), pruned_.size(), out_.trials.back(), resumed});
+  if (!resumed) ++measured_;
+  if (const auto* m = out_.trials.back().state.measured())
+    if (!best_seen_ || (s_.maximize ? m->median_ms > *best_seen_ : m->median_ms < *best_seen_))
+      best_seen_ = m->median_ms;
+  if (s_.on_progress) s_.on_progress(progress(resumed));
   return !resumed;
 }
 
+Progress SearchRun::progress(bool resumed) const {
+  std::size_t planned = pruned_.size();
+  if (s_.search.max_evals)
+    planned = std::min(planned, static_cast<std::size_t>(*s_.search.max_evals));
+  planned = std::max(planned, out_.trials.size());
+  Progress p{out_.trials.size(), planned, out_.trials.back(), resumed, best_seen_, 0, {}};
+
+  p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (measured_ > 0) {
+    p.remaining_s = p.elapsed_s / static_cast<double>(measured_) *
+                    static_cast<double>(planned - out_.trials.size());
+    if (const std::optional<double> budget = s_.budget_s ? s_.budget_s : s_.search.budget_s)
+      p.remaining_s = std::min(*p.remaining_s, std::max(0.0, *budget - p.elapsed_s));
+  }
+  return p;
+}
+
 bool SearchRun::budget_left() const {
-  if (s_.budget_s) {
+  if (const std::optional<double> budget = s_.budget_s ? s_.budget_s : s_.search.budget_s) {
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
-    if (elapsed.count() >= *s_.budget_s) return false;
+    if (elapsed.count() >= *budget) return false;
   }
   const std::optional<double> remaining = objective_.budget_remaining();
   return !(remaining && *remaining <= 0);
@@ -244,17 +283,79 @@ void SearchRun::soft_incumbent() {
   }
 }
 
-// The rest in enumeration order; the budget is checked before each measurement (adopting a
-// logged trial costs nothing, so those are taken whatever the budget).
-void SearchRun::grid() {
-  for (std::size_t k = 0; k < pruned_.size(); ++k) {
-    if (visited_[k]) continue;
-    if (!adopt_.contains(pruned_[k].id()) && !budget_left()) {
-      out_.budget_exhausted = true;
-      continue;
-    }
-    take(k, Phase::search);
+// Tells the strategy what config k gave (the last trial): log(median), or -log(score) when
+// maximizing, so that lower is better and differences are relative.
+void SearchRun::tell(std::size_t k) {
+  const auto* m = out_.trials.back().state.measured();
+  std::optional<double> value;
+  if (m != nullptr && m->median_ms > 0)
+    value = s_.maximize ? -std::log(m->median_ms) : std::log(m->median_ms);
+  strategy_->tell(k, value);
+  ++evaluations_;
+  if (value && (!best_value_ || *value < *best_value_ - 1e-12)) {
+    best_value_ = value;
+    since_improvement_ = 0;
+  } else {
+    ++since_improvement_;
   }
+}
+
+// Whether a stop rule ends the search now: max_evals evaluations, or `patience` evaluations
+// without a better config. (The budget is checked where a measurement would start.)
+bool SearchRun::stop_rule_hit() {
+  const SearchSettings& search = s_.search;
+  if (search.max_evals && evaluations_ >= static_cast<std::size_t>(*search.max_evals)) {
+    out_.stopped_by = "max_evals";
+    return true;
+  }
+  if (search.patience && best_value_ &&
+      since_improvement_ >= static_cast<std::size_t>(*search.patience)) {
+    out_.stopped_by = "patience";
+    return true;
+  }
+  return false;
+}
+
+// After a stop: every logged trial not visited yet is adopted (it costs nothing), in
+// enumeration order, without the strategy.
+void SearchRun::adopt_the_rest() {
+  for (std::size_t k = 0; k < pruned_.size(); ++k)
+    if (!visited_[k] && adopt_.contains(pruned_[k].id())) take(k, Phase::search);
+}
+
+// The strategy's search: it is told every trial so far (the incumbents seed it), then proposes
+// one config at a time until it has nothing more, a stop rule ends it, or the budget runs out
+// before a measurement (adopting a logged trial costs nothing and is taken whatever the budget).
+void SearchRun::search() {
+  index_.emplace(pruned_);
+  strategy_ = make_strategy(s_.search, *index_);
+  for (std::size_t i = 0; i < out_.trials.size(); ++i) {
+    const std::size_t k = position_.at(out_.trials[i].id());
+    const auto* m = out_.trials[i].state.measured();
+    std::optional<double> value;
+    if (m != nullptr && m->median_ms > 0)
+      value = s_.maximize ? -std::log(m->median_ms) : std::log(m->median_ms);
+    strategy_->tell(k, value);
+    ++evaluations_;
+    if (value && (!best_value_ || *value < *best_value_)) best_value_ = value;
+  }
+  while (!stop_rule_hit()) {
+    std::optional<std::size_t> k = strategy_->next();
+    if (!k) break;
+    if (visited_[*k])  // a strategy's mistake; never measure a config twice
+      throw error(fmt::format("search strategy '{}' proposed {} twice", s_.search.strategy,
+                              pruned_[*k].id()));
+    if (!adopt_.contains(pruned_[*k].id()) && !budget_left()) {
+      out_.budget_exhausted = true;
+      out_.stopped_by = "budget";
+      break;
+    }
+    take(*k, Phase::search);
+    tell(*k);
+  }
+  adopt_the_rest();
+  for (std::size_t k = 0; k < pruned_.size(); ++k)
+    if (!visited_[k]) out_.unvisited += 1;
 }
 
 // The best sequential median; the earlier trial wins ties.

@@ -23,6 +23,7 @@
 #include <tuner/core/config.hpp>
 #include <tuner/core/result.hpp>
 #include <tuner/core/runoff.hpp>
+#include <tuner/core/strategy.hpp>
 #include <tuner/core/trial.hpp>
 #include <tuner/core/trial_log.hpp>
 
@@ -96,6 +97,11 @@ struct Output {
   std::size_t resumed = 0;
   /// Whether the budget ran out before every candidate was visited.
   bool budget_exhausted = false;
+  /// What ended the search before the strategy ran out of configs: "budget", "max_evals" or
+  /// "patience"; nullopt when it ran out (grid and random: the whole space was visited).
+  std::optional<std::string> stopped_by;
+  /// Configs of the pruned space never visited.
+  std::size_t unvisited = 0;
   /// Warnings of the log (skipped or repaired lines), of a dropped soft incumbent and of a
   /// failed runoff.
   std::vector<std::string> warnings;
@@ -110,9 +116,14 @@ struct Output {
 /// One step of a run, for progress displays.
 struct Progress {
   std::size_t done = 0;   ///< trials taken so far, this one included
-  std::size_t total = 0;  ///< configs in the (pruned) space
+  std::size_t total = 0;  ///< trials planned: the (pruned) space, or fewer under max_evals
   const Trial& trial;
-  bool resumed = false;  ///< adopted from the log, not measured now
+  bool resumed = false;        ///< adopted from the log, not measured now
+  std::optional<double> best;  ///< the best median (or score) so far, this trial included
+  double elapsed_s = 0;        ///< since the search started
+  /// What is left, estimated from the time per measured trial so far and the trials still
+  /// planned, or the budget left when that is less; nullopt before a trial was measured.
+  std::optional<double> remaining_s;
 };
 
 /// The search builder. Setters return `*this`; `run_objective` runs it.
@@ -129,6 +140,10 @@ class Autotuner {
   /// Wall-clock budget of the run in seconds, from the start of `run_objective`, checked
   /// between candidates. Without it only the objective's own budget applies.
   Autotuner& budget(double seconds);
+  /// The search strategy and its stop rules (strategy.hpp; default: grid, no limits). Its
+  /// `budget_s` applies when `budget` was not called; its identity heads the log, so that a log
+  /// of another strategy or seed is refused.
+  Autotuner& search(SearchSettings settings);
   /// The architecture, recorded in the log header (a log of another arch is refused).
   Autotuner& arch(std::string arch);
   /// Makes the run resumable through this trial log.
@@ -174,6 +189,7 @@ class Autotuner {
     std::optional<Config> soft_incumbent;
     RunoffPolicy runoff_policy;
     std::optional<double> budget_s;
+    SearchSettings search;
     std::string arch;
     std::optional<std::filesystem::path> log_path;
     std::optional<std::string> space_hash;

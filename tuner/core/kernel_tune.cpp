@@ -101,8 +101,8 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
       .source_hash(source_hash(manifest))
       .toolchain(toolchain.fingerprint())
       .require(space.require());
-  if (std::optional<double> budget = job.budget_s ? job.budget_s : space.search().budget_s)
-    tuner.budget(*budget);
+  tuner.search(space.search());  // the strategy, its seed and stop rules, the space's budget
+  if (job.budget_s) tuner.budget(*job.budget_s);
   if (std::optional<Config> winner = committed_winner(manifest, job.arch, job.bucket.name))
     tuner.soft_incumbent(*winner);
   tuner.on_progress([&](const Progress& p) { say(describe_trial(p)); });
@@ -128,6 +128,12 @@ std::vector<std::string> worker_command(const Manifest& manifest, const std::str
   return argv;
 }
 
+std::string describe_duration(double seconds) {
+  if (seconds < 90) return fmt::format("about {:.0f} s", seconds);
+  if (seconds < 90 * 60) return fmt::format("about {:.0f} min", seconds / 60);
+  return fmt::format("about {:.1f} h", seconds / 3600);
+}
+
 std::string describe_trial(const Progress& p) {
   const Trial& t = p.trial;
   std::string what;
@@ -137,8 +143,12 @@ std::string describe_trial(const Progress& p) {
   } else {
     what = "invalid: " + t.state.invalid()->reason;
   }
-  return fmt::format("[{}/{}] {} {}{}", p.done, p.total, t.id(), what,
-                     p.resumed ? " (from the log)" : "");
+  std::string progress;
+  if (p.best) progress = fmt::format("; best {:.4f} ms", *p.best);
+  if (p.remaining_s && p.done < p.total)
+    progress += "; " + describe_duration(*p.remaining_s) + " left";
+  return fmt::format("[{}/{}] {} {}{}{}", p.done, p.total, t.id(), what,
+                     p.resumed ? " (from the log)" : "", progress);
 }
 
 std::string describe_outcome(const BucketResult& r) {

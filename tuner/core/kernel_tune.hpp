@@ -50,7 +50,11 @@ result<BucketResult> tune_bucket(const BucketTune& job);
 std::vector<std::string> worker_command(const Manifest& manifest, const std::string& bucket,
                                         const std::string& arch, std::optional<int> device);
 
-/// `name: [3/12] BM=64,BN=128 0.0123 ms (50 reps, batched)`, the line for one trial.
+/// `about 40 s`, `about 12 min`, `about 1.5 h`: a time left, for people.
+std::string describe_duration(double seconds);
+
+/// The line for one trial, with the search's progress: `[3/12] BM=64,BN=128 0.0123 ms (50
+/// reps, batched); best 0.0119 ms; about 40 s left`.
 std::string describe_trial(const Progress& progress);
 
 /// The closing line of a bucket's tune for people: its winner and what decided it, or why it

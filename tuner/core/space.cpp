@@ -92,6 +92,13 @@ std::string Space::meaning_hash() const {
   j["search"] = {{"strategy", search_.strategy},
                  {"budget_s", optional_json(search_.budget_s)},
                  {"timeout_s", optional_json(search_.timeout_s)}};
+  // What strategies added is hashed only when given, so that the spaces (and records) of grid
+  // searches keep the hash they had before strategies.
+  if (search_.seed != 0) j["search"]["seed"] = search_.seed;
+  if (search_.max_evals) j["search"]["max_evals"] = *search_.max_evals;
+  if (search_.patience) j["search"]["patience"] = *search_.patience;
+  for (const auto& [name, value] : search_.options)
+    j["search"]["options"][name] = value;
   j["bench"] = {{"warmup_ms", bench_.warmup_ms},
                 {"rep_ms", bench_.rep_ms},
                 {"min_reps", bench_.min_reps},

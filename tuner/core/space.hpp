@@ -41,6 +41,7 @@
 #include <tuner/core/config.hpp>
 #include <tuner/core/expr.hpp>
 #include <tuner/core/result.hpp>
+#include <tuner/core/strategy.hpp>
 
 namespace tune {
 
@@ -71,13 +72,6 @@ struct Bucket {
   SourcePos pos;
   /// The shape value named `name`, or nullptr.
   const ParamValue* shape_value(std::string_view name) const;
-};
-
-/// [search]: how the tune explores the space.
-struct SearchSettings {
-  std::string strategy = "grid";    ///< the only strategy so far
-  std::optional<double> budget_s;   ///< wall-clock budget of the search
-  std::optional<double> timeout_s;  ///< per candidate
 };
 
 /// [bench]: how each candidate is timed (docs/measurement.md "Timing one candidate").

@@ -109,6 +109,9 @@ struct SpaceParser {
               std::string_view unit, std::optional<double>& out);
   bool reps(const toml::table& t, std::string_view key, int& out);
   bool read_search();
+  bool read_strategy(const toml::table& t);
+  bool read_count(const toml::table& t, std::string_view key, std::int64_t min,
+                  std::optional<std::int64_t>& out);
   bool read_bench();
 
   SourcePos params_pos;                ///< [params], where the size limit is reported

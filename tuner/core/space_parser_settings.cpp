@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include <fmt/core.h>
 
+#include <tuner/core/strategy.hpp>
 #include <tuner/core/text.hpp>
 
 namespace tune::detail {
@@ -48,8 +50,18 @@ bool SpaceParser::number(const toml::table& t, std::string_view table, std::stri
   return true;
 }
 
+// The keys [search] takes: the common ones, then every strategy's own.
+static std::vector<std::string_view> search_keys() {
+  std::vector<std::string_view> keys = {"strategy", "seed",      "max_evals",
+                                        "budget_s", "timeout_s", "patience"};
+  for (const StrategyInfo& info : strategies())
+    for (const StrategyOption& o : info.options)
+      if (std::find(keys.begin(), keys.end(), o.name) == keys.end()) keys.push_back(o.name);
+  return keys;
+}
+
 bool SpaceParser::read_search() {
-  constexpr std::string_view keys[] = {"strategy", "budget_s", "timeout_s"};
+  const std::vector<std::string_view> keys = search_keys();
   const toml::table* t = settings_table("search", keys);
   if (err) return false;
   if (t == nullptr) return true;
@@ -58,12 +70,72 @@ bool SpaceParser::read_search() {
       return error_at(*n,
                       fmt::format("'strategy' in [search] must be a string, got {}", kind_of(*n)));
     const std::string v = *n->value<std::string>();
-    if (v != "grid")
-      return error_at(*n, fmt::format("unknown search strategy '{}' (expected 'grid')", v));
+    if (find_strategy(v) == nullptr) {
+      std::vector<std::string> names;
+      for (const StrategyInfo& info : strategies())
+        names.push_back(info.name);
+      return error_at(*n, fmt::format("unknown search strategy '{}' (expected {}){}", v,
+                                      quoted_list(names), did_you_mean(v, names)));
+    }
     s.search_.strategy = v;
   }
+  std::optional<std::int64_t> seed;
+  if (!read_count(*t, "seed", 0, seed) || !read_count(*t, "max_evals", 1, s.search_.max_evals) ||
+      !read_count(*t, "patience", 1, s.search_.patience))
+    return false;
+  if (seed) s.search_.seed = static_cast<std::uint64_t>(*seed);
   return number(*t, "search", "budget_s", true, "seconds", s.search_.budget_s) &&
-         number(*t, "search", "timeout_s", true, "seconds", s.search_.timeout_s);
+         number(*t, "search", "timeout_s", true, "seconds", s.search_.timeout_s) &&
+         read_strategy(*t);
+}
+
+bool SpaceParser::read_count(const toml::table& t, std::string_view key, std::int64_t min,
+                             std::optional<std::int64_t>& out) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return true;
+  const std::string_view rule = min > 0 ? "a positive int" : "a non-negative int";
+  if (!n->is_integer())
+    return error_at(*n, fmt::format("'{}' in [search] must be {}, got {}", key, rule, kind_of(*n)));
+  const std::int64_t v = *n->value<std::int64_t>();
+  if (v < min)
+    return error_at(*n, fmt::format("'{}' in [search] must be {}, got {}", key, rule, v));
+  out = v;
+  return true;
+}
+
+// The chosen strategy's own settings: each of the right kind and in its range; a setting of
+// another strategy is refused naming the one it belongs to.
+bool SpaceParser::read_strategy(const toml::table& t) {
+  const StrategyInfo& chosen = *find_strategy(s.search_.strategy);
+  for (const StrategyInfo& info : strategies()) {
+    for (const StrategyOption& o : info.options) {
+      const toml::node* n = t.get(o.name);
+      if (n == nullptr || info.name != chosen.name) continue;
+      const std::string range =
+          fmt::format("{}{}, {}{}", o.min_exclusive ? "(" : "[", o.min,
+                      o.max ? fmt::format("{}", *o.max) : "inf", o.max ? "]" : ")");
+      const std::string what = o.integer ? "an int" : "a number";
+      if (!(o.integer ? n->is_integer() : n->is_number()))
+        return error_at(*n, fmt::format("'{}' in [search] must be {} in {}, got {}", o.name, what,
+                                        range, kind_of(*n)));
+      const double v =
+          n->is_integer() ? static_cast<double>(*n->value<std::int64_t>()) : *n->value<double>();
+      if (!std::isfinite(v) || (o.min_exclusive ? v <= o.min : v < o.min) || (o.max && v > *o.max))
+        return error_at(
+            *n, fmt::format("'{}' in [search] must be {} in {}, got {}", o.name, what, range, v));
+      s.search_.options[o.name] = v;
+    }
+  }
+  for (const auto& k : in_order(t)) {
+    if (s.search_.options.contains(k.key)) continue;
+    for (const StrategyInfo& info : strategies())
+      for (const StrategyOption& o : info.options)
+        if (o.name == k.key && info.name != chosen.name)
+          return error(k.key_pos, fmt::format("'{}' in [search] is a setting of strategy '{}', "
+                                              "not of '{}'",
+                                              k.key, info.name, chosen.name));
+  }
+  return true;
 }
 
 bool SpaceParser::reps(const toml::table& t, std::string_view key, int& out) {

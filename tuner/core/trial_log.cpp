@@ -23,10 +23,18 @@ nlohmann::json to_json(const LogHeader& h) {
   auto opt = [](const std::optional<std::string>& s) {
     return s ? nlohmann::json(*s) : nlohmann::json();
   };
-  return nlohmann::json{{"log_schema", h.log_schema},        {"tuner", h.tuner},
-                        {"space_hash", h.space_hash},        {"arch", h.arch},
-                        {"source_hash", opt(h.source_hash)}, {"toolchain", opt(h.toolchain)},
-                        {"objective", h.objective}};
+  nlohmann::json j{{"log_schema", h.log_schema},        {"tuner", h.tuner},
+                   {"space_hash", h.space_hash},        {"arch", h.arch},
+                   {"source_hash", opt(h.source_hash)}, {"toolchain", opt(h.toolchain)},
+                   {"objective", h.objective}};
+  // A grid search's header stays as it was before strategies: the field only when it says more.
+  if (h.search != default_log_search()) j["search"] = h.search;
+  return j;
+}
+
+const nlohmann::json& default_log_search() {
+  static const nlohmann::json grid = {{"strategy", "grid"}};
+  return grid;
 }
 
 result<LogHeader> header_from_json(const nlohmann::json& j) {
@@ -59,6 +67,11 @@ result<LogHeader> header_from_json(const nlohmann::json& j) {
       return bad("the header's 'objective' must be 'minimize' or 'maximize'");
     h.objective = it->get<std::string>();
   }
+  if (auto it = j.find("search"); it != j.end() && !it->is_null()) {
+    if (!it->is_object() || !it->contains("strategy") || !(*it)["strategy"].is_string())
+      return bad("the header's 'search' must be an object naming its 'strategy'");
+    h.search = *it;
+  }
   return h;
 }
 
@@ -78,6 +91,7 @@ std::vector<std::string> header_differences(const LogHeader& logged, const LogHe
   if (logged.toolchain && expected.toolchain)
     diff("toolchain", *logged.toolchain, *expected.toolchain);
   diff("objective", logged.objective, expected.objective);
+  diff("search", logged.search.dump(), expected.search.dump());
   return out;
 }
 

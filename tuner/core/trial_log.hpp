@@ -24,6 +24,9 @@ namespace tune {
 /// The log schema this build writes; a log of another schema is refused.
 inline constexpr int log_schema = 1;
 
+/// `{"strategy":"grid"}`: the search of a header that names none.
+const nlohmann::json& default_log_search();
+
 /// The first line of a log: which search it belongs to.
 struct LogHeader {
   int log_schema = tune::log_schema;
@@ -35,6 +38,9 @@ struct LogHeader {
   /// `minimize` (times) or `maximize` (scores): logs of the two never mix. A header without
   /// the field reads as `minimize`.
   std::string objective = "minimize";
+  /// The search strategy and the settings that shape its sequence (SearchSettings::identity):
+  /// a resumed run must follow the same one. A header without the field reads as a grid search.
+  nlohmann::json search = default_log_search();
 
   friend bool operator==(const LogHeader&, const LogHeader&) = default;
 };

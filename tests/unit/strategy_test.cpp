@@ -1,0 +1,271 @@
+// Search strategies (tuner/core/strategy.hpp) on their own, and through the search: each
+// proposes every config at most once, follows its seed, finds the optimum of smooth spaces
+// early, and a search resumed from its log follows the same sequence as one never interrupted.
+#include <tuner/core/strategy.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <tuner/core/autotuner.hpp>
+
+#include "test_dir.hpp"
+
+namespace tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A 3-parameter space with holes (a prune): A in 1..16, B in 1..16, C in {x, y, z}, A*B <= 128.
+std::vector<Config> holey_space() {
+  std::vector<Config> out;
+  for (int a = 1; a <= 16; ++a)
+    for (int b = 1; b <= 16; ++b)
+      for (const char* c : {"x", "y", "z"})
+        if (a * b <= 128) out.push_back(Config{{"A", a}, {"B", b}, {"C", c}});
+  return out;
+}
+
+// A smooth objective (log time) with one optimum at A=11, B=5, C=y; C=z is invalid where A > 12.
+std::optional<double> objective(const Config& c) {
+  const double a = static_cast<double>(*c.int_param("A"));
+  const double b = static_cast<double>(*c.int_param("B"));
+  const std::string s = *c.string_param("C");
+  if (s == "z" && a > 12) return std::nullopt;
+  const double penalty = s == "y" ? 0.0 : s == "x" ? 0.15 : 0.3;
+  return 0.01 * (a - 11) * (a - 11) + 0.02 * (b - 5) * (b - 5) + penalty;
+}
+
+SearchSettings settings(std::string strategy, std::uint64_t seed = 0) {
+  SearchSettings s;
+  s.strategy = std::move(strategy);
+  s.seed = seed;
+  return s;
+}
+
+// Runs a strategy to the end of the space (or `limit` evaluations); the order of proposals.
+std::vector<std::size_t> run(const std::vector<Config>& configs, const SearchSettings& s,
+                             std::size_t limit = SIZE_MAX) {
+  SpaceIndex index(configs);
+  std::unique_ptr<Strategy> strategy = make_strategy(s, index);
+  std::vector<std::size_t> order;
+  while (order.size() < limit) {
+    std::optional<std::size_t> k = strategy->next();
+    if (!k) break;
+    order.push_back(*k);
+    strategy->tell(*k, objective(configs[*k]));
+  }
+  return order;
+}
+
+std::size_t optimum(const std::vector<Config>& configs) {
+  std::size_t best = 0;
+  for (std::size_t k = 0; k < configs.size(); ++k)
+    if (objective(configs[k]) &&
+        (!objective(configs[best]) || *objective(configs[k]) < *objective(configs[best])))
+      best = k;
+  return best;
+}
+
+TEST(StrategyTest, SpaceIndexOrdersValuesAndFindsNeighbours) {
+  const std::vector<Config> configs = holey_space();
+  SpaceIndex index(configs);
+  EXPECT_EQ(index.dims(), 3u);
+  EXPECT_EQ(index.names(), (std::vector<std::string>{"A", "B", "C"}));
+  EXPECT_EQ(index.levels(0), 16u);
+  EXPECT_EQ(index.levels(2), 3u);
+  const std::size_t k = *index.find({10, 4, 1});  // A=11, B=5, C=y
+  EXPECT_EQ(configs[k].id(), R"(A=11,B=5,C="y")");
+  EXPECT_EQ(index.coords(k), (std::vector<int>{10, 4, 1}));
+  EXPECT_FALSE(index.find({15, 15, 0}));  // A=16, B=16: pruned
+}
+
+TEST(StrategyTest, EveryStrategyProposesEachConfigOnceAndExhaustsTheSpace) {
+  const std::vector<Config> configs = holey_space();
+  for (const char* name : {"grid", "random", "anneal", "bayes"}) {
+    SearchSettings s = settings(name, 7);
+    s.options["candidates"] = 64;  // bayes: keep the test quick
+    if (std::string(name) != "bayes") s.options.clear();
+    const std::vector<std::size_t> order = run(configs, s);
+    EXPECT_EQ(order.size(), configs.size()) << name;
+    EXPECT_EQ(std::set<std::size_t>(order.begin(), order.end()).size(), configs.size()) << name;
+  }
+}
+
+TEST(StrategyTest, GridIsEnumerationOrderAndSkipsWhatItWasTold) {
+  const std::vector<Config> configs = holey_space();
+  SpaceIndex index(configs);
+  auto grid = make_strategy(settings("grid"), index);
+  grid->tell(0, 1.0);
+  grid->tell(2, std::nullopt);
+  EXPECT_EQ(grid->next(), 1u);
+  grid->tell(1, 1.0);
+  EXPECT_EQ(grid->next(), 3u);
+}
+
+TEST(StrategyTest, TheSeedDecidesTheSequence) {
+  const std::vector<Config> configs = holey_space();
+  for (const char* name : {"random", "anneal", "bayes"}) {
+    SearchSettings s = settings(name, 1);
+    if (std::string(name) == "bayes") s.options["candidates"] = 64;
+    EXPECT_EQ(run(configs, s, 60), run(configs, s, 60)) << name;
+    SearchSettings other = s;
+    other.seed = 2;
+    EXPECT_NE(run(configs, s, 60), run(configs, other, 60)) << name;
+  }
+}
+
+TEST(StrategyTest, ModelAndWalkFindTheOptimumOfASmoothSpaceEarly) {
+  // Within a fifth of the space, for each of five seeds; random needs about half on average.
+  const std::vector<Config> configs = holey_space();
+  const std::size_t best = optimum(configs);
+  for (const char* name : {"anneal", "bayes"}) {
+    for (std::uint64_t seed = 0; seed < 5; ++seed) {
+      const std::vector<std::size_t> order = run(configs, settings(name, seed), configs.size() / 5);
+      EXPECT_NE(std::find(order.begin(), order.end(), best), order.end())
+          << name << " seed " << seed;
+    }
+  }
+}
+
+TEST(StrategyTest, IdentityNamesWhatShapesTheSequence) {
+  EXPECT_EQ(settings("grid").identity().dump(), R"({"strategy":"grid"})");
+  SearchSettings s = settings("anneal", 3);
+  s.max_evals = 10;  // a stop rule: not part of the identity
+  s.options["cooling"] = 0.9;
+  EXPECT_EQ(s.identity().dump(),
+            R"({"cooling":0.9,"restart_after":50.0,"seed":3,"strategy":"anneal",)"
+            R"("temperature":0.05})");
+  EXPECT_EQ(s.option("temperature"), 0.05);
+  EXPECT_THROW(s.option("initial"), error);
+}
+
+TEST(StrategyTest, RandomDrawsAreDefinedHere) {
+  // The first draws of seed 42 never change: a log written on one machine resumes on another.
+  Random r(42);
+  std::vector<std::size_t> draws;
+  for (int i = 0; i < 5; ++i)
+    draws.push_back(r.below(1000));
+  Random again(42);
+  for (std::size_t d : draws)
+    EXPECT_EQ(again.below(1000), d);
+  const double u = Random(7).unit();
+  EXPECT_GE(u, 0.0);
+  EXPECT_LT(u, 1.0);
+}
+
+// --- through the search -------------------------------------------------------------------
+
+class Scripted : public Objective {
+ public:
+  explicit Scripted(std::vector<Config> configs) : configs_(std::move(configs)) {}
+  const std::vector<Config>& configs() override { return configs_; }
+  Trial measure(std::size_t index) override {
+    measured.push_back(configs_[index].id());
+    if (stop_after && measured.size() > *stop_after) throw std::runtime_error("killed");
+    const std::optional<double> v = objective(configs_[index]);
+    return v ? Trial::measured(std::exp(*v), std::exp(*v), 10) : Trial::invalid("too big");
+  }
+  std::vector<Config> configs_;
+  std::vector<std::string> measured;
+  std::optional<std::size_t> stop_after;
+};
+
+TEST(StrategyTest, AResumedSearchFollowsTheSameSequence) {
+  const fs::path dir = test::fresh_test_dir("strategy_test");
+  for (const char* name : {"random", "anneal", "bayes"}) {
+    SearchSettings s = settings(name, 5);
+    s.max_evals = 40;
+    // One run, never interrupted.
+    Scripted whole(holey_space());
+    ASSERT_TRUE(Autotuner("k/b")
+                    .log(dir / (std::string(name) + ".a.jsonl"))
+                    .search(s)
+                    .run_objective(whole));
+    // The same search killed after 17 measurements, then resumed from its log.
+    const fs::path log = dir / (std::string(name) + ".b.jsonl");
+    Scripted first(holey_space());
+    first.stop_after = 17;
+    EXPECT_THROW(Autotuner("k/b").log(log).search(s).run_objective(first), std::runtime_error);
+    Scripted second(holey_space());
+    result<Output> out = Autotuner("k/b").log(log).search(s).run_objective(second);
+    ASSERT_TRUE(out) << out.error().str();
+    // The resumed run visits the configs in the same order: it adopts the logged measured
+    // trials and measures the rest, the candidate in flight at the kill and the invalid trials
+    // included (invalid trials are retried by design).
+    std::set<std::string> logged_valid;
+    for (std::size_t i = 0; i < 17; ++i) {
+      const Config c = *std::find_if(whole.configs_.begin(), whole.configs_.end(),
+                                     [&](const Config& x) { return x.id() == first.measured[i]; });
+      if (objective(c)) logged_valid.insert(first.measured[i]);
+    }
+    std::vector<std::string> expected;
+    for (const std::string& id : whole.measured)
+      if (!logged_valid.contains(id)) expected.push_back(id);
+    EXPECT_EQ(std::vector<std::string>(first.measured.begin(), first.measured.begin() + 17),
+              std::vector<std::string>(whole.measured.begin(), whole.measured.begin() + 17))
+        << name;
+    EXPECT_EQ(second.measured, expected) << name;
+    EXPECT_EQ(out->stopped_by, "max_evals");
+  }
+}
+
+TEST(StrategyTest, ALogOfAnotherStrategyOrSeedIsRefused) {
+  const fs::path dir = test::fresh_test_dir("strategy_test");
+  const fs::path log = dir / "k.trials.jsonl";
+  SearchSettings s = settings("random", 1);
+  s.max_evals = 3;
+  Scripted a(holey_space());
+  ASSERT_TRUE(Autotuner("k/b").log(log).search(s).run_objective(a));
+  SearchSettings other = s;
+  other.seed = 2;
+  Scripted b(holey_space());
+  result<Output> refused = Autotuner("k/b").log(log).search(other).run_objective(b);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find(R"(search '{"seed":1,"strategy":"random"}' (log) vs )"
+                                         R"('{"seed":2,"strategy":"random"}' (this run))"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_TRUE(b.measured.empty());
+}
+
+TEST(StrategyTest, StopRules) {
+  SearchSettings s = settings("anneal", 0);
+  s.patience = 10;
+  Scripted o(holey_space());
+  result<Output> out = Autotuner("k/b").search(s).run_objective(o);
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->stopped_by, "patience");
+  EXPECT_LT(out->trials.size(), holey_space().size());
+  EXPECT_EQ(out->unvisited, holey_space().size() - out->trials.size());
+
+  SearchSettings grid;
+  Scripted all(holey_space());
+  out = Autotuner("k/b").search(grid).run_objective(all);
+  ASSERT_TRUE(out);
+  EXPECT_FALSE(out->stopped_by);
+  EXPECT_EQ(out->unvisited, 0u);
+}
+
+TEST(StrategyTest, IncumbentsSeedTheStrategy) {
+  // The required config is measured first and told: a walk starts from it.
+  const std::vector<Config> configs = holey_space();
+  SearchSettings s = settings("anneal", 0);
+  s.max_evals = 5;
+  Scripted o(configs);
+  result<Output> out = Autotuner("k/b")
+                           .require({Config{{"A", 10}, {"B", 5}, {"C", "y"}}})
+                           .search(s)
+                           .run_objective(o);
+  ASSERT_TRUE(out);
+  EXPECT_EQ(o.measured.front(), R"(A=10,B=5,C="y")");
+  EXPECT_EQ(out->trials.front().phase, Phase::required);
+}
+
+}  // namespace
+}  // namespace tune
