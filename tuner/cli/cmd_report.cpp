@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -29,6 +30,7 @@
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/log_reader.hpp>
 #include <tuner/core/atomic_file.hpp>
+#include <tuner/core/html_plot.hpp>
 
 namespace tune::cli {
 namespace {
@@ -42,29 +44,7 @@ struct ReportOptions {
 };
 
 std::string escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+  return html_escape(text);
 }
 
 std::string field(const json& obj, const char* name) {
@@ -199,6 +179,47 @@ std::string order_plot(const std::vector<json>& trials, bool maximize) {
   return svg;
 }
 
+// Seconds from `first` to the trial's time stamp (UTC, whole seconds), or nullopt.
+std::optional<double> seconds_since(const json& t, std::time_t first) {
+  std::tm tm{};
+  const std::string stamp = field(t, "time");
+  if (::strptime(stamp.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr) return std::nullopt;
+  return std::difftime(::timegm(&tm), first);
+}
+
+// "Best so far against time": the strategy's progress in wall-clock seconds since the first
+// trial (time stamps have whole seconds), the runoff's start marked.
+std::string time_plot(const std::vector<json>& trials, bool maximize) {
+  std::tm tm{};
+  if (trials.empty() ||
+      ::strptime(field(trials.front(), "time").c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr)
+    return "<p>no time stamps</p>\n";
+  const std::time_t first = ::timegm(&tm);
+  PlotSeries best{"best so far", "best", {}, true};
+  PlotAxes axes;
+  axes.x_label = "seconds since the first trial";
+  axes.y_label = maximize ? "best score" : "best median ms";
+  axes.mark_label = "the runoff starts";
+  std::optional<double> best_v;
+  for (const json& t : trials) {
+    const std::optional<double> at = seconds_since(t, first);
+    if (!at) continue;
+    if (t.value("phase", "") == "runoff") {
+      if (axes.vertical_marks.empty()) axes.vertical_marks.push_back(*at);
+      continue;
+    }
+    const auto m = median_of(t);
+    if (m && (!best_v || better(*m, *best_v, maximize))) best_v = *m;
+    if (best_v) best.points.emplace_back(*at, *best_v);
+  }
+  if (best.points.empty()) return "<p>no measured trial</p>\n";
+  const auto [lo, hi] =
+      std::minmax_element(best.points.begin(), best.points.end(),
+                          [](const auto& a, const auto& b) { return a.second < b.second; });
+  axes.log_y = lo->second > 0 && hi->second / lo->second > 10;
+  return line_plot({best}, axes);
+}
+
 // "Configs by median": the fastest measured configs (their best search or required trial).
 std::string bars(const std::vector<json>& trials, bool maximize) {
   std::map<std::string, double> by_config;
@@ -272,6 +293,8 @@ std::string section(const LogFile& log) {
     const std::string value = *key == '\0' ? log.path : field(h, key);
     out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", name, escape(value));
   }
+  out += fmt::format("<tr><th>search</th><td>{}</td></tr>\n",
+                     escape(h.contains("search") ? h["search"].dump() : "{\"strategy\":\"grid\"}"));
   out += "</table>\n";
   out += fmt::format("<p class=\"summary\">{} trials: {} measured, {} invalid.", trials.size(),
                      measured, trials.size() - measured);
@@ -294,6 +317,7 @@ std::string section(const LogFile& log) {
       "<span class=\"k-runoff\">&#9670;</span> runoff "
       "<span class=\"k-invalid\">&#10005;</span> invalid "
       "<span class=\"k-best\">&#9472;</span> best so far</p>\n";
+  out += "<h3>Best so far against time</h3>\n" + time_plot(trials, maximize);
   out += std::string("<h3>Configs by ") + (maximize ? "score" : "median") + "</h3>\n" +
          bars(trials, maximize);
   if (!reasons.empty()) {
@@ -331,20 +355,6 @@ std::string section(const LogFile& log) {
   out += "</section>\n";
   return out;
 }
-
-constexpr const char* style = R"(body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
-h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:2em}
-h3{font-size:1em;margin-bottom:.3em}
-table{border-collapse:collapse}th,td{padding:2px 10px;text-align:left;vertical-align:top}
-table.list td,table.list th{border-bottom:1px solid #eee}
-th{font-weight:600;color:#555}.warning{color:#a60}
-.plot text{font-size:11px;fill:#333}.axis{stroke:#888}
-.search{fill:#777}.required{fill:#1f5fbf}.runoff{fill:#e08a00}
-.invalid{stroke:#c0392b;stroke-width:2}.best{fill:none;stroke:#2a9d4b;stroke-width:1.5}
-.bar{fill:#9bb7d9}.best-bar{fill:#2a9d4b}
-.k-required{color:#1f5fbf}.k-search{color:#777}.k-runoff{color:#e08a00}
-.k-invalid{color:#c0392b}.k-best{color:#2a9d4b}
-)";
 
 int run_report(const ReportOptions& opt) {
   std::vector<std::string> files;
@@ -389,11 +399,9 @@ int run_report(const ReportOptions& opt) {
     trials += log->trials.size();
     body += section(*log);
   }
-  std::string page = fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<title>tune report</title>\n<style>\n{}</style>\n</head>\n<body>\n<h1>tune report</h1>\n"
-      "<p>{} trial log{}, {} trials.</p>\n{}</body>\n</html>\n",
-      style, files.size(), files.size() == 1 ? "" : "s", trials, body);
+  const std::string page = html_page(
+      "tune report", fmt::format("<h1>tune report</h1>\n<p>{} trial log{}, {} trials.</p>\n{}",
+                                 files.size(), files.size() == 1 ? "" : "s", trials, body));
   try {
     write_file_atomic(opt.output, page);
   } catch (const std::exception& e) {
