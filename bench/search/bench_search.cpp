@@ -1,0 +1,304 @@
+// The search benchmark (bench/search/README.md): a complete measured table (a trial log that
+// holds every config of a bucket's pruned space, measured or invalid) replayed as the objective,
+// each strategy run with several seeds, and per strategy the median and 90th percentile number
+// of evaluations (as a fraction of the valid configs) to reach 1.05x, 1.02x and 1.00x of the
+// table's optimum. CPU-only and deterministic: the same table and seeds give the same output.
+//
+// Usage: bench_search --space S.toml --table T.jsonl [--bucket B] [--seeds 20]
+//                     [--strategies random,anneal,bayes] [--max-fraction 1] [--html F]
+//                     [--json F]
+// Exit codes: 0 done, 2 bad input (a table that does not match the space, a space that does not
+// read), 3 an unexpected error.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <tuner/core/autotuner.hpp>
+#include <tuner/core/html_plot.hpp>
+#include <tuner/core/space.hpp>
+#include <tuner/core/strategy.hpp>
+#include <tuner/core/text.hpp>
+#include <tuner/core/trial.hpp>
+
+namespace {
+
+using nlohmann::json;
+
+// A complete table: for each config of the pruned space (enumeration order) its trial.
+struct Table {
+  std::vector<tune::Config> configs;
+  std::vector<tune::Trial> trials;  // index k: configs[k]'s trial
+  std::size_t valid = 0;
+  double optimum_ms = std::numeric_limits<double>::infinity();
+};
+
+// Reads the trial log `path` and matches it against `pruned`: every config of the space must
+// have exactly one trial (runoff trials aside) and every trial a config of the space. The
+// first mismatch is the error.
+tune::result<Table> read_table(const std::string& path, const std::vector<tune::Config>& pruned,
+                               const std::string& space_label) {
+  auto fail = [&](int line, const std::string& message) -> tune::result<Table> {
+    return tune::fail(path, line, 0, message);
+  };
+  std::ifstream in(path);
+  if (!in) return fail(0, "cannot read the table");
+  std::map<std::string, std::size_t> index;
+  for (std::size_t k = 0; k < pruned.size(); ++k)
+    index.emplace(pruned[k].id(), k);
+  Table table;
+  table.configs = pruned;
+  table.trials.resize(pruned.size());
+  std::vector<int> seen_at(pruned.size(), 0);
+  std::string text;
+  int line = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    if (tune::trim(text).empty()) continue;
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return fail(line, "not a JSON object");
+    if (line == 1 && j.contains("log_schema")) continue;  // the log's header
+    tune::result<tune::Trial> trial = tune::trial_from_json(j);
+    if (!trial) return fail(line, trial.error().message);
+    if (trial->phase == tune::Phase::runoff) continue;
+    const std::string id = trial->id();
+    auto it = index.find(id);
+    if (it == index.end()) {
+      return fail(line, fmt::format("config '{}' is not in {} (a table of another space or "
+                                    "bucket?)",
+                                    id, space_label));
+    }
+    if (seen_at[it->second] != 0) {
+      return fail(line, fmt::format("config '{}' again (first on line {}): a table holds one "
+                                    "trial per config",
+                                    id, seen_at[it->second]));
+    }
+    seen_at[it->second] = line;
+    table.trials[it->second] = std::move(*trial);
+  }
+  for (std::size_t k = 0; k < pruned.size(); ++k) {
+    if (seen_at[k] == 0) {
+      return fail(0, fmt::format("no trial for config '{}' of {}: a table must hold every config "
+                                 "of the space ({} of {} missing)",
+                                 pruned[k].id(), space_label,
+                                 std::count(seen_at.begin(), seen_at.end(), 0), pruned.size()));
+    }
+    if (const auto* m = table.trials[k].state.measured()) {
+      ++table.valid;
+      table.optimum_ms = std::min(table.optimum_ms, m->median_ms);
+    }
+  }
+  if (table.valid == 0) return fail(0, "no config of the table was measured");
+  return table;
+}
+
+// The table as an objective: measuring config k returns its trial; the order of the calls is the
+// strategy's sequence.
+class Replay : public tune::Objective {
+ public:
+  explicit Replay(const Table& table) : table_(table) {}
+  const std::vector<tune::Config>& configs() override { return table_.configs; }
+  tune::Trial measure(std::size_t k) override {
+    sequence.push_back(k);
+    tune::Trial t = table_.trials[k];
+    t.config = {};
+    return t;
+  }
+  std::vector<std::size_t> sequence;
+
+ private:
+  const Table& table_;
+};
+
+// One run: best-so-far / optimum after each evaluation (infinity before the first valid one).
+std::vector<double> replay(const Table& table, const tune::Space& space,
+                           const std::string& strategy, std::uint64_t seed,
+                           std::int64_t max_evals) {
+  tune::SearchSettings settings = space.search();
+  settings.strategy = strategy;
+  settings.seed = seed;
+  settings.options.clear();  // the space's options belong to its own strategy
+  settings.max_evals = max_evals;
+  settings.budget_s.reset();
+  settings.patience.reset();
+  Replay objective(table);
+  tune::result<tune::Output> out = tune::Autotuner(space.kernel())
+                                       .require(space.require())
+                                       .search(settings)
+                                       .run_objective(objective);
+  if (!out) throw tune::error(out.error().str());
+  std::vector<double> curve;
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t k : objective.sequence) {
+    if (const auto* m = table.trials[k].state.measured()) best = std::min(best, m->median_ms);
+    curve.push_back(best / table.optimum_ms);
+  }
+  return curve;
+}
+
+// Evaluations until the curve is within `factor` of the optimum, as a fraction of the valid
+// configs; nullopt when it never was.
+std::optional<double> reach(const std::vector<double>& curve, double factor, std::size_t valid) {
+  for (std::size_t i = 0; i < curve.size(); ++i)
+    if (curve[i] <= factor * (1 + 1e-12))
+      return static_cast<double>(i + 1) / static_cast<double>(valid);
+  return std::nullopt;
+}
+
+// The q quantile of values where a missing one (never reached) counts as infinite.
+std::optional<double> quantile_of(std::vector<std::optional<double>> values, double q) {
+  std::vector<double> v;
+  for (const auto& x : values)
+    v.push_back(x.value_or(std::numeric_limits<double>::infinity()));
+  std::sort(v.begin(), v.end());
+  const double x = v[static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())) - 1)];
+  return std::isfinite(x) ? std::optional<double>(x) : std::nullopt;
+}
+
+std::string percent(std::optional<double> f) {
+  return f ? fmt::format("{:.1f}%", 100 * *f) : std::string("never");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("Replay a complete measured table through each search strategy");
+  std::string space_path, table_path, bucket_name, html_out, json_out;
+  int seeds = 20;
+  double max_fraction = 1.0;
+  std::vector<std::string> names = {"random", "anneal", "bayes"};
+  app.add_option("--space", space_path, "the space the table was measured from")->required();
+  app.add_option("--table", table_path, "the table: a trial log of every config")->required();
+  app.add_option("--bucket", bucket_name, "the bucket (default: the space's only one)");
+  app.add_option("--seeds", seeds, "runs per strategy, seeds 1..N")->check(CLI::Range(1, 1000));
+  app.add_option("--strategies", names, "the strategies to replay")->delimiter(',');
+  app.add_option("--max-fraction", max_fraction,
+                 "stop each run after this fraction of the space (a model-based run over a "
+                 "large space is slow)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--html", html_out, "write the convergence plot here");
+  app.add_option("--json", json_out, "write every run's numbers here");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    tune::result<tune::Space> space = tune::Space::load(space_path);
+    if (!space) {
+      std::fprintf(stderr, "%s\n", space.error().str().c_str());
+      return 2;
+    }
+    if (bucket_name.empty()) {
+      if (space->buckets().size() != 1) {
+        std::fprintf(stderr,
+                     "bench_search: error: the space has %zu buckets: pick one with "
+                     "--bucket (%s)\n",
+                     space->buckets().size(), tune::quoted_list(space->bucket_names()).c_str());
+        return 2;
+      }
+      bucket_name = space->buckets().front().name;
+    }
+    tune::result<const tune::Bucket*> bucket = space->find_bucket(bucket_name);
+    if (!bucket) {
+      std::fprintf(stderr, "%s\n", bucket.error().str().c_str());
+      return 2;
+    }
+    tune::result<std::vector<tune::Config>> pruned = space->configs(**bucket);
+    if (!pruned) {
+      std::fprintf(stderr, "%s\n", pruned.error().str().c_str());
+      return 2;
+    }
+    for (const std::string& n : names) {
+      if (!tune::find_strategy(n)) {
+        std::vector<std::string> known;
+        for (const auto& s : tune::strategies())
+          known.push_back(s.name);
+        std::fprintf(stderr, "bench_search: error: no strategy '%s'%s\n", n.c_str(),
+                     tune::did_you_mean(n, known).c_str());
+        return 2;
+      }
+    }
+    const std::string label = fmt::format("the space '{}', bucket '{}'", space_path, bucket_name);
+    tune::result<Table> table = read_table(table_path, *pruned, label);
+    if (!table) {
+      std::fprintf(stderr, "%s\n", table.error().str().c_str());
+      return 2;
+    }
+    const auto max_evals = std::max<std::int64_t>(
+        1,
+        static_cast<std::int64_t>(std::ceil(max_fraction * static_cast<double>(pruned->size()))));
+    std::printf("table %s: %zu configs, %zu valid, optimum %.6g ms; %d seeds per strategy\n",
+                table_path.c_str(), pruned->size(), table->valid, table->optimum_ms, seeds);
+    std::printf(
+        "evaluations to reach the optimum x factor, as a fraction of the valid configs "
+        "(median / p90 over seeds):\n");
+    std::printf("%-10s %18s %18s %18s\n", "strategy", "1.05x", "1.02x", "1.00x");
+    json out = {{"table", table_path},   {"configs", pruned->size()},
+                {"valid", table->valid}, {"optimum_ms", table->optimum_ms},
+                {"seeds", seeds},        {"strategies", json::object()}};
+    std::vector<tune::PlotSeries> series;
+    const char* classes[] = {"s0", "s1", "s2", "s3", "s4", "s5"};
+    for (std::size_t si = 0; si < names.size(); ++si) {
+      const std::string& name = names[si];
+      std::vector<std::vector<double>> curves;
+      std::map<double, std::vector<std::optional<double>>> reached;
+      for (int seed = 1; seed <= (name == "grid" ? 1 : seeds); ++seed) {
+        curves.push_back(replay(*table, *space, name, static_cast<std::uint64_t>(seed), max_evals));
+        for (double f : {1.05, 1.02, 1.00})
+          reached[f].push_back(reach(curves.back(), f, table->valid));
+      }
+      std::printf("%-10s", name.c_str());
+      json row = json::object();
+      for (double f : {1.05, 1.02, 1.00}) {
+        const auto median = quantile_of(reached[f], 0.5);
+        const auto p90 = quantile_of(reached[f], 0.9);
+        std::printf(" %8s / %7s", percent(median).c_str(), percent(p90).c_str());
+        row[fmt::format("{:.2f}x", f)] = {{"median", median ? json(*median) : json(nullptr)},
+                                          {"p90", p90 ? json(*p90) : json(nullptr)}};
+      }
+      std::printf("\n");
+      // The median best-so-far over seeds after each evaluation, for the plot.
+      tune::PlotSeries s{name, classes[si % 6], {}, true};
+      std::size_t longest = 0;
+      for (const auto& c : curves)
+        longest = std::max(longest, c.size());
+      for (std::size_t i = 0; i < longest; ++i) {
+        std::vector<double> at;
+        for (const auto& c : curves)
+          at.push_back(c.empty() ? std::numeric_limits<double>::infinity()
+                                 : c[std::min(i, c.size() - 1)]);
+        std::sort(at.begin(), at.end());
+        const double m = at[at.size() / 2];
+        if (std::isfinite(m))
+          s.points.emplace_back(static_cast<double>(i + 1) / static_cast<double>(pruned->size()),
+                                m);
+      }
+      series.push_back(std::move(s));
+      row["curves"] = curves;
+      out["strategies"][name] = row;
+    }
+    if (!html_out.empty()) {
+      tune::PlotAxes axes;
+      axes.x_label = "fraction of the space evaluated";
+      axes.y_label = "best so far / optimum (median over seeds)";
+      axes.y_min = 1.0;
+      const std::string body = fmt::format(
+          "<h1>Search strategies on {}</h1><p>{} configs, {} valid, optimum {:.6g} ms, {} "
+          "seeds</p>{}",
+          tune::html_escape(table_path), pruned->size(), table->valid, table->optimum_ms, seeds,
+          tune::line_plot(series, axes));
+      std::ofstream(html_out) << tune::html_page("tune: search strategies", body);
+    }
+    if (!json_out.empty()) std::ofstream(json_out) << out.dump() << "\n";
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_search: error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}

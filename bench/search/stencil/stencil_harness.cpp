@@ -1,0 +1,61 @@
+// The harness of bench/search/stencil/stencil.cu. The input is a cheap deterministic pattern
+// (the grid is 64 MB: random numbers for every candidate would cost more than the kernel), the
+// output is poisoned, one launch is checked against the host's five-point sum on every 7th row
+// and every interior column of the first and last rows, then the closure the bench times.
+#include <tuner/cuda/harness.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+tune::Launch setup(tune::SetupContext& ctx) {
+  const int n = static_cast<int>(ctx.shape().int_("N"));
+  const auto bx = static_cast<unsigned>(ctx.params().int_("BX"));
+  const auto by = static_cast<unsigned>(ctx.params().int_("BY"));
+  const int tile_x = static_cast<int>(bx * ctx.params().int_("TX"));
+  const int tile_y = static_cast<int>(by * ctx.params().int_("TY"));
+  const int tiles_x = (n - 2 + tile_x - 1) / tile_x;
+  const int tiles = tiles_x * ((n - 2 + tile_y - 1) / tile_y);
+  // A strided grid: eight blocks per multiprocessor of an H200 (132), at most one per tile.
+  const auto grid =
+      static_cast<unsigned>(ctx.params().int_("STRIDE") ? std::min(tiles, 8 * 132) : tiles);
+
+  const std::size_t count = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  std::vector<float> hin(count);
+  for (std::size_t i = 0; i < count; ++i)
+    hin[i] = static_cast<float>((i * 2654435761u >> 13) & 1023u) / 1024.0f - 0.5f;
+  tune::DeviceBuffer<float> in(static_cast<std::int64_t>(count));
+  tune::DeviceBuffer<float> out(static_cast<std::int64_t>(count));
+  in.upload(hin);
+  out.poison();
+  tune::Function stencil = ctx.entry();
+  stencil.launch(grid, tune::Dim3(bx, by), 0, ctx.stream(), in, out, n, tiles_x, tiles);
+
+  const std::vector<float> got = out.download();
+  auto check_row = [&](int y) {
+    for (int x = 1; x < n - 1; ++x) {
+      const std::size_t i = static_cast<std::size_t>(y) * static_cast<std::size_t>(n) +
+                            static_cast<std::size_t>(x);
+      const float want =
+          0.5f * hin[i] + 0.125f * (hin[i - 1] + hin[i + 1] + hin[i - static_cast<std::size_t>(n)] +
+                                    hin[i + static_cast<std::size_t>(n)]);
+      if (!(std::fabs(got[i] - want) <= 1e-6f))
+        throw tune::check_error("out[" + std::to_string(y) + "][" + std::to_string(x) + "] is " +
+                                std::to_string(got[i]) + ", expected " + std::to_string(want));
+    }
+  };
+  for (int y = 1; y < n - 1; y += 7)
+    check_row(y);
+  check_row(n - 2);
+
+  return [=](CUstream stream) {
+    stencil.launch(grid, tune::Dim3(bx, by), 0, stream, in, out, n, tiles_x, tiles);
+  };
+}
+
+}  // namespace
+
+TUNE_HARNESS(setup)

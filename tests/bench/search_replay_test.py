@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""The search benchmark's replay (bench/search/bench_search): a synthetic complete table of a
+300-config space (a smooth landscape with one optimum and a region of invalid configs) replayed
+through every strategy. Checks: the report, determinism (the same output twice), a model-based
+or local strategy beating random to 1.02x, and the refusals of tables that do not match the
+space, each naming the first mismatch.
+
+Arguments: --bench <bench_search> --work <scratch dir>.
+"""
+import argparse
+import json
+import math
+import shutil
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--bench", required=True)
+parser.add_argument("--work", required=True, type=Path)
+ARGS, rest = parser.parse_known_args()
+
+SPACE = """schema = 1
+kernel = "synthetic"
+require = [{ A = 0, B = 0, C = "x" }]
+
+[params]
+A = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+B = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+C = ["x", "y", "z"]
+"""
+
+
+def config_id(a, b, c):
+    return f'A={a},B={b},C={json.dumps(c)}'
+
+
+def trial(a, b, c):
+    params = {"A": a, "B": b, "C": c}
+    base = {"batched": False, "cache_key": None, "config_id": config_id(a, b, c),
+            "device": None, "params": params, "phase": "search", "time": "2026-12-01T00:00:00Z",
+            "warnings": []}
+    if c == "z" and a + b > 12:
+        return dict(base, state="invalid", reason="compile failed: too many registers")
+    # A smooth bowl around A=6, B=3 with a bonus for C="y": the optimum is A=6,B=3,C="y".
+    ms = 1.0 + 0.04 * (a - 6) ** 2 + 0.03 * (b - 3) ** 2 + {"x": 0.2, "y": 0.0, "z": 0.1}[c]
+    ms *= 1 + 0.01 * math.sin(7 * a + 3 * b)  # a little roughness
+    return dict(base, state="measured", median_ms=ms, min_ms=ms * 0.99, reps=10)
+
+
+def table_lines():
+    header = {"log_schema": 1, "name": "synthetic/default", "space_hash": "x", "arch": "",
+              "objective": "min_median_ms", "source_hash": None, "toolchain": None,
+              "tuner": "tune"}
+    return [json.dumps(header)] + [json.dumps(trial(a, b, c))
+                                   for a in range(10) for b in range(10) for c in "xyz"]
+
+
+def run(*args):
+    return subprocess.run([ARGS.bench, *map(str, args)], capture_output=True, text=True)
+
+
+class SearchReplay(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        shutil.rmtree(ARGS.work, ignore_errors=True)
+        ARGS.work.mkdir(parents=True)
+        cls.space = ARGS.work / "synthetic.toml"
+        cls.space.write_text(SPACE)
+        cls.table = ARGS.work / "synthetic.jsonl"
+        cls.table.write_text("\n".join(table_lines()) + "\n")
+
+    def write(self, name, lines):
+        p = ARGS.work / name
+        p.write_text("\n".join(lines) + "\n")
+        return p
+
+    def test_report_plot_and_determinism(self):
+        html, js = ARGS.work / "conv.html", ARGS.work / "conv.json"
+        args = ["--space", self.space, "--table", self.table, "--seeds", 8,
+                "--strategies", "grid,random,anneal,bayes", "--html", html, "--json", js]
+        r = run(*args)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("300 configs, 279 valid", r.stdout)
+        for name in ("grid", "random", "anneal", "bayes"):
+            self.assertRegex(r.stdout, rf"\n{name} +\d")
+        self.assertIn("<svg", html.read_text())
+        first = json.loads(js.read_text())
+        again = run(*args)
+        self.assertEqual(again.stdout, r.stdout)
+        self.assertEqual(json.loads(js.read_text()), first)
+        # Every run of every strategy reaches the optimum by the end of the space (21 of the 300 are invalid).
+        for name, row in first["strategies"].items():
+            self.assertIsNotNone(row["1.00x"]["median"], name)
+            for curve in row["curves"]:
+                self.assertAlmostEqual(curve[-1], 1.0, msg=name)
+        # Grid visits in enumeration order (the incumbent A=0,B=0,C="x" is also the first):
+        # A=6,B=3,C="y" is config 6*30+3*3+1 = 190, the 191st evaluation.
+        self.assertAlmostEqual(first["strategies"]["grid"]["1.00x"]["median"], 191 / 279)
+        # On a smooth landscape the local and the model-based strategies beat random to 1.02x.
+        random_ = first["strategies"]["random"]["1.02x"]["median"]
+        best = min(first["strategies"][s]["1.02x"]["median"] for s in ("anneal", "bayes"))
+        self.assertLess(best, random_)
+
+    def test_a_config_missing_from_the_table_is_refused(self):
+        lines = table_lines()
+        del lines[5]  # A=0,B=1,C="y"
+        t = self.write("missing.jsonl", lines)
+        r = run("--space", self.space, "--table", t)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn(f"{t}: error: no trial for config 'A=0,B=1,C=\"y\"' of the space "
+                      f"'{self.space}', bucket 'default': a table must hold every config of "
+                      "the space (1 of 300 missing)", r.stderr)
+
+    def test_a_config_outside_the_space_is_refused_with_its_line(self):
+        lines = table_lines()
+        lines[3] = json.dumps(dict(trial(0, 0, "x"), config_id='A=0,B=0,C="w"',
+                                   params={"A": 0, "B": 0, "C": "w"}))
+        t = self.write("foreign.jsonl", lines)
+        r = run("--space", self.space, "--table", t)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn(f"{t}:4: error: config 'A=0,B=0,C=\"w\"' is not in the space", r.stderr)
+
+    def test_a_config_twice_is_refused(self):
+        lines = table_lines()
+        lines.append(lines[1])
+        t = self.write("twice.jsonl", lines)
+        r = run("--space", self.space, "--table", t)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn(f"{t}:302: error: config 'A=0,B=0,C=\"x\"' again (first on line 2)",
+                      r.stderr)
+
+    def test_an_unknown_strategy_is_refused_with_the_near_miss(self):
+        r = run("--space", self.space, "--table", self.table, "--strategies", "anneel")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("no strategy 'anneel', did you mean 'anneal'?", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]] + rest)
