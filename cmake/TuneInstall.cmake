@@ -50,6 +50,7 @@ set(_tune_public_core_headers
   fault_inject.hpp
   file_lock.hpp
   hash.hpp
+  html_plot.hpp
   input_limits.hpp
   kernel_build.hpp
   kernel_cache.hpp
@@ -60,6 +61,7 @@ set(_tune_public_core_headers
   runoff.hpp
   space.hpp
   stop_signals.hpp
+  strategy.hpp
   subprocess.hpp
   supervisor.hpp
   text.hpp
