@@ -12,6 +12,8 @@ build=${DEVICE_TUNE_BUILD_DIR:-build-gpu}
 tomlpp=${TUNE_TOMLPP_INCLUDE_DIR:-$PWD/.deps/include}
 args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNE_ENABLE_WERROR=OFF)
 [[ -f "$tomlpp/toml++/toml.h" ]] && args+=(-DTUNE_TOMLPP_INCLUDE_DIR="$tomlpp")
+eigen=${TUNE_EIGEN_INCLUDE_DIR:-$PWD/.deps/include}
+[[ -f "$eigen/Eigen/Core" ]] && args+=(-DTUNE_EIGEN_INCLUDE_DIR="$eigen")
 phase=${1:-all}   # tune: build, warm, tune, records; measure: regret (after tune, same tree)
 stamp() { date +%s.%N; }
 secs() { python3 -c "print(f'{$2 - $1:.1f}')"; }

@@ -4,8 +4,10 @@
 # Logs go under $OUT when it is set (else out/gpu_check); a summary table is printed last.
 #
 # Needs on the machine: CMake, Ninja, a C++20 compiler, the CUDA toolkit (nvcc), GoogleTest,
-# nlohmann/json, CLI11, fmt, OpenSSL, and python3 with torch, triton and cupy. TOML++ is taken
-# header-only from .deps/include when it is there (carry it; TUNE_TOMLPP_INCLUDE_DIR overrides).
+# nlohmann/json, CLI11, fmt, OpenSSL, and python3 with torch, triton and cupy. TOML++ and Eigen
+# are taken header-only from .deps/include when they are there (carry it: copy Debian's
+# /usr/include/toml++ and /usr/include/eigen3/Eigen into it; TUNE_TOMLPP_INCLUDE_DIR and
+# TUNE_EIGEN_INCLUDE_DIR override).
 #
 # Usage: scripts/gpu_check.sh            (from anywhere; GPU_CHECK_DEVICE=N picks the device)
 #
@@ -20,6 +22,7 @@ mkdir -p "$out"
 build=${GPU_CHECK_BUILD_DIR:-build-gpu}
 device=${GPU_CHECK_DEVICE:-0}
 tomlpp=${TUNE_TOMLPP_INCLUDE_DIR:-$root/.deps/include}
+eigen=${TUNE_EIGEN_INCLUDE_DIR:-$root/.deps/include}
 jobs=$(nproc)
 steps=" ${GPU_CHECK_STEPS:-build timing gpu cpu e2e runoff fidelity} "
 want() { [[ "$steps" == *" $1 "* ]]; }
@@ -46,6 +49,7 @@ rm -rf "$build"
 # cost the GPU run; they are counted in the summary instead (CI keeps them errors).
 cmake_args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNE_ENABLE_WERROR=OFF)
 [[ -f "$tomlpp/toml++/toml.h" ]] && cmake_args+=(-DTUNE_TOMLPP_INCLUDE_DIR="$tomlpp")
+[[ -f "$eigen/Eigen/Core" ]] && cmake_args+=(-DTUNE_EIGEN_INCLUDE_DIR="$eigen")
 if cmake "${cmake_args[@]}" > "$out/build.log" 2>&1; then
   # Everything first; if another part of the tree fails to build here, still build what the
   # GPU check needs, so that the failure is reported beside the GPU results.
@@ -167,7 +171,7 @@ elif [[ -x "$build/bench/fidelity/bench_fidelity" ]]; then
   if CUDA_VISIBLE_DEVICES=$device timeout 300 python3 bench/fidelity/tune_runs.py \
       --tuner "$build/tuner/tuner" --arch "sm_$(nvidia-smi --query-gpu=compute_cap \
       --format=csv,noheader -i "$device" | head -1 | tr -d .)" --work "$build/fidelity_tune" \
-      --runs "${GPU_CHECK_FIDELITY_RUNS:-5}" --tomlpp "$tomlpp" --json "$out/fidelity_tune.json" \
+      --runs "${GPU_CHECK_FIDELITY_RUNS:-5}" --tomlpp "$tomlpp" --eigen "$eigen" --json "$out/fidelity_tune.json" \
       > "$out/fidelity_tune.log" 2>&1; then
     note "fidelity tune" ok "$(seconds "$t0") s, $(grep 'largest departure' "$out/fidelity_tune.log")"
   else

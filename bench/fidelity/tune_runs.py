@@ -8,7 +8,7 @@ departure of a runoff median from the same config timed alone (the two modes at 
 With TUNE_RUNOFF_DIAGNOSIS the worker also re-times the finalists in several set-up orders and
 after padding allocations, printed as `diagnosis:` lines.
 
-Usage: tune_runs.py --tuner <tuner> --arch sm_90 --work <dir> [--runs 5] [--tomlpp <dir>]
+Usage: tune_runs.py --tuner <tuner> --arch sm_90 --work <dir> [--runs 5] [--tomlpp <dir>] [--eigen <dir>]
                     [--cmake cmake] [--json <file>]
 Exits 1 when a departure is over --limit percent (default 3).
 """
@@ -29,6 +29,7 @@ p.add_argument("--arch", required=True)
 p.add_argument("--work", required=True, type=Path)
 p.add_argument("--runs", type=int, default=5)
 p.add_argument("--tomlpp", default="")
+p.add_argument("--eigen", default="")
 p.add_argument("--cmake", default="cmake")
 p.add_argument("--json", default="")
 p.add_argument("--limit", type=float, default=3.0)
@@ -51,6 +52,8 @@ cmd = [args.cmake, "-S", src, "-B", build, "-G", "Ninja", f"-DTUNE_SOURCE_DIR={R
        "-DTUNE_ENABLE_KERNELS=OFF"]
 if args.tomlpp:
     cmd.append(f"-DTUNE_TOMLPP_INCLUDE_DIR={args.tomlpp}")
+if args.eigen:
+    cmd.append(f"-DTUNE_EIGEN_INCLUDE_DIR={args.eigen}")
 run(cmd)
 
 logdir = build / "tune" / "scale" / args.arch

@@ -31,6 +31,7 @@ def parse_args(need_tuner=True):
     parser.add_argument("--tuner", required=need_tuner, type=Path)
     # A host without TOML++'s package passes its headers (TUNE_TOMLPP_INCLUDE_DIR) on.
     parser.add_argument("--tomlpp", default="")
+    parser.add_argument("--eigen", default="")
     ARGS = parser.parse_args()
     return ARGS
 
@@ -80,6 +81,8 @@ class Project:
             cmd.append(f"-DTUNE_TUNER_EXECUTABLE={ARGS.tuner}")
         if ARGS.tomlpp:
             cmd.append(f"-DTUNE_TOMLPP_INCLUDE_DIR={ARGS.tomlpp}")
+        if ARGS.eigen:
+            cmd.append(f"-DTUNE_EIGEN_INCLUDE_DIR={ARGS.eigen}")
         cmd.extend(extra)
         return run(cmd, env=self.env)
 

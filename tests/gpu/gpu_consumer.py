@@ -3,7 +3,7 @@ their arguments, the TUNE_GPU_E2E gate, configuring a copy of the project with t
 through add_subdirectory, and reading trial logs.
 
 Arguments: --tune-source <repo> --cmake <cmake> --tuner <tuner> --work <dir> --arch <sm_XX>
-[--tomlpp <TOML++ include dir>]. The tests build tune inside the consumer project and take a
+[--tomlpp <TOML++ include dir>] [--eigen <Eigen include dir>]. The tests build tune inside the consumer project and take a
 minute or more, so they run only with TUNE_GPU_E2E=1 (scripts/gpu_check.sh sets it); otherwise
 they exit 77, which ctest reports as skipped.
 """
@@ -24,6 +24,7 @@ parser.add_argument("--tuner", required=True, type=Path)
 parser.add_argument("--work", required=True, type=Path)
 parser.add_argument("--arch", required=True)
 parser.add_argument("--tomlpp", default="")
+parser.add_argument("--eigen", default="")
 ARGS, _ = parser.parse_known_args()
 
 
@@ -61,6 +62,8 @@ def configure(project):
            "-DTUNE_ENABLE_WERROR=OFF"]
     if ARGS.tomlpp:
         cmd.append(f"-DTUNE_TOMLPP_INCLUDE_DIR={ARGS.tomlpp}")
+    if ARGS.eigen:
+        cmd.append(f"-DTUNE_EIGEN_INCLUDE_DIR={ARGS.eigen}")
     r = run(cmd, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     return src, build, env
