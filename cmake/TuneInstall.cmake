@@ -91,6 +91,12 @@ if(TUNE_TOMLPP_INCLUDE_DIR)
 else()
   set(TUNE_CONFIG_FIND_TOMLPP "find_dependency(tomlplusplus 3)")
 endif()
+# tune_core links libcurl privately when it was found; a static library passes that on.
+if(CURL_FOUND)
+  set(TUNE_CONFIG_FIND_CURL "find_dependency(CURL)")
+else()
+  set(TUNE_CONFIG_FIND_CURL "")
+endif()
 configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/TuneConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/TuneConfig.cmake"
   INSTALL_DESTINATION "${TUNE_INSTALL_CMAKEDIR}"
