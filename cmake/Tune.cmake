@@ -106,7 +106,7 @@ set(TUNE_REMOTE_STORE "$ENV{TUNE_REMOTE_STORE}" CACHE STRING
 # The URL is written into every manifest: a password in it would be written down too.
 if(TUNE_REMOTE_STORE MATCHES "^[a-z]+://[^/]*@")
   message(FATAL_ERROR "TUNE_REMOTE_STORE holds credentials: remove them from the URL and set "
-    "TUNE_REMOTE_STORE_TOKEN, TUNE_REMOTE_STORE_BASIC_AUTH or a netrc file instead (docs/store.md)")
+    "TUNE_REMOTE_STORE_TOKEN, TUNE_REMOTE_STORE_BASIC_AUTH or a netrc file instead; docs/store.md says how")
 endif()
 cmake_host_system_information(RESULT _tune_cores QUERY NUMBER_OF_LOGICAL_CORES)
 set(TUNE_WARM_JOBS "${_tune_cores}" CACHE STRING "Candidates warm compiles at once")

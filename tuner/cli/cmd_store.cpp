@@ -255,7 +255,8 @@ int run_store(const StoreOptions& opt) {
 void add_store_command(CLI::App& app, Run& run) {
   auto opt = std::make_shared<StoreOptions>();
   auto* sub = app.add_subcommand(
-      "store", "the remote store of compiled candidates and trials (docs/store.md)");
+      "store",
+      "the remote store of compiled candidates and trials; docs/store.md tells the layout");
   sub->require_subcommand(1);
   auto common = [&](CLI::App* s) {
     s->add_option("--remote", opt->remote,
