@@ -56,10 +56,13 @@ set(_tune_public_core_headers
   kernel_tune.hpp
   manifest.hpp
   record.hpp
+  remote_store.hpp
   result.hpp
   runoff.hpp
+  shared_trials.hpp
   space.hpp
   stop_signals.hpp
+  store.hpp
   subprocess.hpp
   supervisor.hpp
   text.hpp
