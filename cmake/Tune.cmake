@@ -40,6 +40,13 @@ Cache variables
   at one directory to share compiled candidates: entries are content addressed. The tools
   also honour the environment variable at run time.
 
+``TUNE_REMOTE_STORE``
+  A remote store shared by machines and teammates (``http://host:port/prefix``, or an absolute
+  directory): ``warm`` looks a candidate up there before compiling and uploads what it
+  compiles, and a tune shares its measured trials. Defaults to the ``TUNE_REMOTE_STORE``
+  environment variable at the first configure; the tools also honour the variable at run
+  time. Credentials never go here: see docs/store.md.
+
 ``TUNE_WARM_JOBS``
   How many candidates ``warm`` compiles at once (a Ninja job pool); default: the number of
   logical cores.
@@ -94,6 +101,13 @@ endif()
 set(TUNE_CACHE_DIR "${_tune_default_cache}" CACHE PATH
   "Kernel cache directory shared by build trees (empty: <build>/tune/cache)")
 unset(_tune_default_cache)
+set(TUNE_REMOTE_STORE "$ENV{TUNE_REMOTE_STORE}" CACHE STRING
+  "Remote store of compiled candidates and trials (http(s)://host:port/prefix; empty: none)")
+# The URL is written into every manifest: a password in it would be written down too.
+if(TUNE_REMOTE_STORE MATCHES "^[a-z]+://[^/]*@")
+  message(FATAL_ERROR "TUNE_REMOTE_STORE holds credentials: remove them from the URL and set "
+    "TUNE_REMOTE_STORE_TOKEN, TUNE_REMOTE_STORE_BASIC_AUTH or a netrc file instead; docs/store.md says how")
+endif()
 cmake_host_system_information(RESULT _tune_cores QUERY NUMBER_OF_LOGICAL_CORES)
 set(TUNE_WARM_JOBS "${_tune_cores}" CACHE STRING "Candidates warm compiles at once")
 unset(_tune_cores)

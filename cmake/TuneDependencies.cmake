@@ -6,6 +6,9 @@ find_package(fmt REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 find_package(Threads REQUIRED)
+# libcurl for the remote store's HTTP client (docs/store.md). Optional: a GPU host without its
+# development files still builds, and there an HTTP store is a warning and local work.
+find_package(CURL)
 
 # TOML++: Debian's CMake package builds against its shared library. A GPU host that has only
 # the headers (carried there) uses them header-only through TUNE_TOMLPP_INCLUDE_DIR.

@@ -57,10 +57,13 @@ set(_tune_public_core_headers
   kernel_tune.hpp
   manifest.hpp
   record.hpp
+  remote_store.hpp
   result.hpp
   runoff.hpp
+  shared_trials.hpp
   space.hpp
   stop_signals.hpp
+  store.hpp
   strategy.hpp
   subprocess.hpp
   supervisor.hpp
@@ -92,6 +95,12 @@ if(TUNE_TOMLPP_INCLUDE_DIR)
   set(TUNE_CONFIG_FIND_TOMLPP "")
 else()
   set(TUNE_CONFIG_FIND_TOMLPP "find_dependency(tomlplusplus 3)")
+endif()
+# tune_core links libcurl privately when it was found; a static library passes that on.
+if(CURL_FOUND)
+  set(TUNE_CONFIG_FIND_CURL "find_dependency(CURL)")
+else()
+  set(TUNE_CONFIG_FIND_CURL "")
 endif()
 configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/TuneConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/TuneConfig.cmake"

@@ -527,6 +527,7 @@ function(tune_add_kernel name)
   _tune_json(j_compile_log "${compile_log}")
   _tune_json_array(j_harness ${harness})
   _tune_json(j_tool "${tool}")
+  _tune_json(j_remote "${TUNE_REMOTE_STORE}")
   _tune_add_runner("${name}" j_runner ${harness})
   # The runner (cmake/TuneRunner.cmake) is named through $<TARGET_FILE>, when there is one.
   file(GENERATE OUTPUT "${manifest}" CONTENT "{
@@ -549,7 +550,8 @@ function(tune_add_kernel name)
   \"compile_log\": ${j_compile_log},
   \"harness\": ${j_harness},
   \"runner\": ${j_runner},
-  \"tuner\": ${j_tool}
+  \"tuner\": ${j_tool},
+  \"remote_store\": ${j_remote}
 }
 ")
 

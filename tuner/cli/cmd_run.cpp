@@ -33,6 +33,7 @@
 #include <tuner/core/bucket_result.hpp>
 #include <tuner/core/file_lock.hpp>
 #include <tuner/core/kernel_tune.hpp>
+#include <tuner/core/remote_store.hpp>
 #include <tuner/core/stop_signals.hpp>
 #include <tuner/core/text.hpp>
 #include <tuner/core/toolchain.hpp>
@@ -67,7 +68,9 @@ BucketOutcome tune_one(const KernelBuild& build, const RunOptions& opt, const st
                        opt.budget_s,
                        opt.timeout_s,
                        process_launcher(worker_command(manifest, bucket.name, arch, opt.device)),
-                       say};
+                       say,
+                       opt.store,
+                       !opt.no_remote_trials};
   try {
     result<BucketResult> r = tune_bucket(job);
     if (!r) {
@@ -235,9 +238,14 @@ int run_kernel(const RunOptions& opt) {
     return exit_environment;
   }
   StopSignals stop_signals;  // SIGINT/SIGTERM: the worker is killed, the log stays consistent
+  const std::unique_ptr<RemoteStore> remote = open_remote_store(
+      opt.remote, manifest.remote_store, effective_cache_dir(manifest.cache_dir),
+      [](const std::string& w) { fmt::print(stderr, "tuner run: warning: {}\n", w); });
+  RunOptions with_store = opt;
+  with_store.store = remote.get();
   int status = exit_ok;
   for (const std::string& arch : *archs) {
-    const int rc = run_arch(*build, opt, arch, toolchain);
+    const int rc = run_arch(*build, with_store, arch, toolchain);
     if (rc == exit_negative) {
       status = rc;  // the next architecture may still get its record
       continue;
@@ -259,6 +267,11 @@ void add_run_command(CLI::App& app, Run& run) {
   sub->add_option("--timeout", opt->timeout_s, "per-candidate timeout in seconds");
   sub->add_option("--device", opt->device,
                   "the device index (default 0; CUDA_VISIBLE_DEVICES applies)");
+  sub->add_option("--remote", opt->remote,
+                  "the remote store (http(s)://host:port/prefix, a directory, or off; default: "
+                  "TUNE_REMOTE_STORE, else the build's)");
+  sub->add_flag("--no-remote-trials", opt->no_remote_trials,
+                "measure every candidate here rather than adopt the store's trials");
   sub->add_flag("--if-stale", opt->if_stale,
                 "measure an architecture only when its record does not verify (checked under "
                 "the record's lock; what `tuner tune` passes)");

@@ -6,6 +6,7 @@
 // --manifest M --arch A --if-stale` does (tuner/cli/cmd_run.cpp): it measures every bucket with
 // the kernel's runner as its measuring worker and writes the record.
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ struct TuneOptions {
   std::string manifest;
   std::string arch;
   std::string cmake;
+  std::string remote;
+  bool no_remote_trials = false;
 };
 
 // `path` relative to the project root when it lies inside it: what people recognise.
@@ -118,6 +121,8 @@ int run_tune(const TuneOptions& opt) {
     return exit_environment;
   }
   // Warm (compile-only, into the kernel cache), then measure every bucket and write the record.
+  // The warm processes learn the store from the environment.
+  if (!opt.remote.empty()) ::setenv("TUNE_REMOTE_STORE", opt.remote.c_str(), 1);
   StopSignals stop_signals;  // SIGINT/SIGTERM to this process alone reach cmake and the worker
   for (const std::string& arch : stale) {
     const std::string cmake = opt.cmake.empty() ? "cmake" : opt.cmake;
@@ -135,6 +140,8 @@ int run_tune(const TuneOptions& opt) {
     run.manifest = manifest.path.string();
     run.arch = arch;
     run.if_stale = true;
+    run.remote = opt.remote;
+    run.no_remote_trials = opt.no_remote_trials;
     rc = run_kernel(run);
     if (rc != 0) return rc;
   }
@@ -153,6 +160,11 @@ void add_tune_command(CLI::App& app, Run& run) {
   sub->add_option("--arch", opt->arch, "one architecture (default: every one the manifest lists)");
   sub->add_option("--cmake", opt->cmake,
                   "the cmake that builds the warm target of a stale record (default: cmake)");
+  sub->add_option("--remote", opt->remote,
+                  "the remote store for warm and the tune (http(s)://host:port/prefix, a "
+                  "directory, or off; default: TUNE_REMOTE_STORE, else the build's)");
+  sub->add_flag("--no-remote-trials", opt->no_remote_trials,
+                "measure every candidate here rather than adopt the store's trials");
   sub->footer(
       "Exit status: 0 when every record is fresh, 1 when a stale record cannot be tuned (no "
       "harness), 2 for bad usage or input, 3 when tuning needs what this host lacks (a runner, a "

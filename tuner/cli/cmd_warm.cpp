@@ -17,6 +17,7 @@
 #include <tuner/core/cache_key.hpp>
 #include <tuner/core/kernel_build.hpp>
 #include <tuner/core/kernel_cache.hpp>
+#include <tuner/core/remote_store.hpp>
 
 namespace tune::cli {
 namespace {
@@ -30,6 +31,7 @@ struct WarmOptions {
   std::vector<std::string> configs;
   std::string stamp;
   std::string depfile;
+  std::string remote;
   bool json = false;
 };
 
@@ -119,8 +121,12 @@ int run_warm(const WarmOptions& opt) {
   for (const KeyedFile& f : keyer.files())
     dependency_names.push_back(f.name);
   const KernelCache cache(effective_cache_dir(manifest.cache_dir));
+  const std::unique_ptr<RemoteStore> remote = open_remote_store(
+      opt.remote, manifest.remote_store, cache.dir(),
+      [](const std::string& w) { fmt::print(stderr, "tuner warm: warning: {}\n", w); });
 
   int compiled = 0;
+  int downloaded = 0;
   int cached = 0;
   int invalid = 0;
   nlohmann::json results = nlohmann::json::array();
@@ -141,8 +147,10 @@ int run_warm(const WarmOptions& opt) {
           write_file_atomic(*command.params_header, command.params_header_text);
         return command.argv;
       };
-      const CompileOutcome outcome = compile_into_cache(cache, request, manifest.compile_log);
+      const CompileOutcome outcome =
+          compile_with_store(cache, remote.get(), request, manifest.compile_log);
       ++(outcome.compiled ? compiled : cached);
+      if (outcome.downloaded) ++downloaded;
       if (!outcome.entry.valid()) {
         ++invalid;
         if (!opt.json)
@@ -156,6 +164,7 @@ int run_warm(const WarmOptions& opt) {
                          {"status", std::string(to_string(outcome.entry.status))},
                          {"reason", outcome.entry.reason},
                          {"compiled", outcome.compiled},
+                         {"downloaded", outcome.downloaded},
                          {"entry", cache.entry_path(key.digest).string()}});
 
       if (!opt.stamp.empty()) {
@@ -175,13 +184,23 @@ int run_warm(const WarmOptions& opt) {
     nlohmann::json out = {{"kernel", manifest.kernel}, {"cache_dir", cache.dir().string()},
                           {"compiled", compiled},      {"cached", cached},
                           {"invalid", invalid},        {"results", results}};
+    if (remote) {
+      out["downloaded"] = downloaded;
+      out["remote"] = {{"store", remote->where()},
+                       {"reachable", remote->reachable()},
+                       {"downloaded_bytes", remote->stats().downloaded_bytes},
+                       {"uploaded_bytes", remote->stats().uploaded_bytes},
+                       {"uploads", remote->stats().uploads}};
+    }
     fmt::print("{}\n", out.dump(2));
   } else if (opt.stamp.empty()) {
     std::string arch_list;
     for (const std::string& a : *archs)
       arch_list += (arch_list.empty() ? "" : ", ") + a;
-    fmt::print("tuner warm: {}: {} candidates for {}: {} compiled, {} cached, {} invalid\n",
-               manifest.kernel, configs.size(), arch_list, compiled, cached, invalid);
+    fmt::print("tuner warm: {}: {} candidates for {}: {} compiled, {} cached, {} invalid{}\n",
+               manifest.kernel, configs.size(), arch_list, compiled, cached, invalid,
+               remote ? fmt::format(" ({} of the cached from the remote store)", downloaded)
+                      : std::string());
   }
   return exit_ok;
 }
@@ -203,6 +222,10 @@ void add_warm_command(CLI::App& app, Run& run) {
                       "file to write the cache key to once done (needs one arch and config)");
   sub->add_option("--depfile", opt->depfile, "Makefile-syntax depfile naming the stamp's inputs")
       ->needs(stamp);
+  sub->add_option("--remote", opt->remote,
+                  "the remote store to look candidates up in and upload compiles to "
+                  "(http(s)://host:port/prefix, a directory, or off; default: TUNE_REMOTE_STORE, "
+                  "else the build's)");
   sub->add_flag("--json", opt->json, "print the outcome of every candidate as JSON");
   sub->add_option("--list-candidates", opt->list_candidates,
                   "print the candidate ids of a space file, one per line, and compile nothing "

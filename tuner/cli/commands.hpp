@@ -11,6 +11,10 @@
 
 #include <tuner/core/exit_codes.hpp>
 
+namespace tune {
+class RemoteStore;
+}
+
 namespace tune::cli {
 
 using Run = std::function<int()>;
@@ -28,6 +32,7 @@ void add_run_command(CLI::App& app, Run& run);
 void add_header_command(CLI::App& app, Run& run);
 void add_report_command(CLI::App& app, Run& run);
 void add_archs_command(CLI::App& app, Run& run);
+void add_store_command(CLI::App& app, Run& run);
 
 /// What `tuner run` is asked to do (`tuner tune` asks the same after its warm).
 struct RunOptions {
@@ -38,6 +43,9 @@ struct RunOptions {
   std::optional<double> timeout_s;
   std::optional<int> device;
   bool if_stale = false;  ///< measure only an architecture whose record does not verify
+  std::string remote;     ///< --remote: the remote store (docs/store.md); "" for the default
+  bool no_remote_trials = false;  ///< measure every candidate here, adopting no shared trial
+  RemoteStore* store = nullptr;   ///< the opened store, set by run_kernel for its buckets
 };
 
 /// Tunes a kernel and writes its records (tuner/cli/cmd_run.cpp); the exit code.

@@ -159,7 +159,8 @@ struct CompileRequest {
 /// What `compile_into_cache` did.
 struct CompileOutcome {
   CacheEntry entry;
-  bool compiled = false;  ///< false for a cache hit (the compiler did not run)
+  bool compiled = false;    ///< false for a cache hit (the compiler did not run)
+  bool downloaded = false;  ///< found in the remote store (remote_store.hpp), not compiled here
 };
 
 /// Returns the cached entry of `request.key`, or on a miss runs the compiler once, classifies

@@ -1,5 +1,6 @@
 #include <tuner/core/kernel_tune.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <fmt/core.h>
@@ -8,6 +9,7 @@
 #include <tuner/core/cache_key.hpp>
 #include <tuner/core/kernel_cache.hpp>
 #include <tuner/core/record.hpp>
+#include <tuner/core/shared_trials.hpp>
 #include <tuner/core/toolchain.hpp>
 
 namespace tune {
@@ -30,15 +32,32 @@ std::optional<Config> committed_winner(const Manifest& manifest, const std::stri
 
 // Why candidate `key` cannot be measured without a worker (no cache entry, or one the compiler
 // or the limits refused), or nullopt: these cost no GPU time.
-std::optional<std::string> not_loadable(const KernelCache& cache, const Manifest& manifest,
-                                        const std::string& key) {
+std::optional<std::string> not_loadable(const KernelCache& cache, RemoteStore* remote,
+                                        const Manifest& manifest, const std::string& key) {
   std::optional<CacheEntry> entry = cache.lookup(key);
+  if (!entry && remote != nullptr) entry = remote->fetch_entry(cache, key);
   if (!entry)
     return fmt::format("not compiled: run the warm target (cmake --build {} --target warm.{})",
                        manifest.build_dir.string(), manifest.kernel);
   if (!entry->valid())
     return entry->reason.empty() ? std::string(to_string(entry->status)) : entry->reason;
   return std::nullopt;
+}
+
+// What the shared trials of this bucket are keyed by, and which configs are measured here
+// whatever the store holds: the required ones and the committed winner.
+SharedTrials::Context shared_context(const BucketTune& job, const std::vector<Config>& configs) {
+  SharedTrials::Context c;
+  c.bucket = job.bucket;
+  c.bench = job.build.space.bench();
+  c.host = host_name();
+  c.adopt = job.remote_trials;
+  std::vector<Config> here = job.build.space.require();
+  if (std::optional<Config> w = committed_winner(job.build.manifest, job.arch, job.bucket.name))
+    here.push_back(*w);
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    if (std::find(here.begin(), here.end(), configs[i]) != here.end()) c.incumbents.push_back(i);
+  return c;
 }
 
 BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, const Output& out,
@@ -88,7 +107,8 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
                                      manifest.build_dir.string(), manifest.kernel);
   Supervisor objective(*configs, keys, job.launch, options);
   const KernelCache cache(effective_cache_dir(manifest.cache_dir));
-  objective.skip_when([&](std::size_t i) { return not_loadable(cache, manifest, keys[i]); });
+  objective.skip_when(
+      [&](std::size_t i) { return not_loadable(cache, job.remote, manifest, keys[i]); });
   auto say = [&](const std::string& line) {
     if (job.say) job.say(fmt::format("{}: {}", job.bucket.name, line));
   };
@@ -108,8 +128,17 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
   tuner.on_progress([&](const Progress& p) { say(describe_trial(p)); });
   tuner.on_warning([&](const std::string& w) { say("warning: " + w); });
 
-  result<Output> out = tuner.run_objective(objective);
+  std::optional<SharedTrials> shared;
+  if (job.remote != nullptr) {
+    SharedTrials::Context context = shared_context(job, *configs);
+    context.device = [&objective] { return std::pair{objective.device(), objective.driver()}; };
+    shared.emplace(objective, *job.remote, std::move(context));
+  }
+  result<Output> out = tuner.run_objective(shared ? static_cast<Objective&>(*shared) : objective);
   if (!out) return fail(out.error());
+  if (shared && (shared->adopted() > 0 || shared->uploaded() > 0))
+    say(fmt::format("{} trials adopted from the remote store, {} shared", shared->adopted(),
+                    shared->uploaded()));
   return summarize(job, pruned_hash, *out, objective);
 }
 
@@ -143,12 +172,13 @@ std::string describe_trial(const Progress& p) {
   } else {
     what = "invalid: " + t.state.invalid()->reason;
   }
+  std::string from = p.resumed ? " (from the log)" : "";
+  if (t.remote) from = fmt::format(" (remote, measured on {})", *t.remote);
   std::string progress;
   if (p.best) progress = fmt::format("; best {:.4f} ms", *p.best);
   if (p.remaining_s && p.done < p.total)
     progress += "; " + describe_duration(*p.remaining_s) + " left";
-  return fmt::format("[{}/{}] {} {}{}{}", p.done, p.total, t.id(), what,
-                     p.resumed ? " (from the log)" : "", progress);
+  return fmt::format("[{}/{}] {} {}{}{}", p.done, p.total, t.id(), what, from, progress);
 }
 
 std::string describe_outcome(const BucketResult& r) {

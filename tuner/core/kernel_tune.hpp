@@ -18,6 +18,7 @@
 
 #include <tuner/core/bucket_result.hpp>
 #include <tuner/core/kernel_build.hpp>
+#include <tuner/core/remote_store.hpp>
 #include <tuner/core/result.hpp>
 #include <tuner/core/supervisor.hpp>
 
@@ -34,6 +35,11 @@ struct BucketTune {
   WorkerLauncher launch;            ///< starts the measuring workers
   /// Lines for people as the tune goes: one per trial, warnings, notes on replaced workers.
   std::function<void(const std::string&)> say;
+  /// The remote store (docs/store.md), or null: candidates missing from the kernel cache are
+  /// looked up there, and measured trials are shared through it.
+  RemoteStore* remote = nullptr;
+  /// Adopt the store's trials of this kind of device (false: --no-remote-trials).
+  bool remote_trials = true;
 };
 
 /// Runs the search and the runoff of one bucket and returns what it found (with or without a

@@ -154,6 +154,7 @@ result<Manifest> Manifest::parse(std::string_view json_text, const fs::path& pat
   std::string compile_log = r.string("compile_log", false);
   std::string runner = r.string("runner", false);
   std::string tuner = r.string("tuner", false);
+  m.remote_store = r.string("remote_store", false);
   if (r.failed()) return fail(r.diag());
 
   fs::path manifest_dir = path.parent_path();
@@ -245,6 +246,7 @@ nlohmann::json Manifest::to_json() const {
   j["compile_log"] = compile_log.string();
   j["runner"] = runner ? json(runner->string()) : json(nullptr);
   j["tuner"] = tuner ? json(tuner->string()) : json(nullptr);
+  if (!remote_store.empty()) j["remote_store"] = remote_store;
   return j;
 }
 

@@ -41,6 +41,8 @@ struct Manifest {
   std::filesystem::path compile_log;            ///< default <build>/tune/compile.log
   std::optional<std::filesystem::path> runner;  ///< the harness runner, when there is one
   std::optional<std::filesystem::path> tuner;   ///< the tuner executable the build uses
+  /// The remote store (TUNE_REMOTE_STORE at configure time, docs/store.md); empty for none.
+  std::string remote_store;
   std::filesystem::path path;  ///< where this manifest was read from (empty when parsed)
 
   /// Reads and validates a manifest. Diagnostics name the file and the field.

@@ -82,6 +82,7 @@ nlohmann::json to_json(const Trial& trial) {
   j["warnings"] = trial.warnings;
   j["batched"] = trial.batched;
   if (!trial.runoff.is_null()) j["runoff"] = trial.runoff;
+  if (trial.remote) j["remote"] = *trial.remote;
   return j;
 }
 
@@ -163,6 +164,7 @@ result<Trial> trial_from_json(const nlohmann::json& j) {
   t.cache_key = optional_string(j, "cache_key", problem);
   t.device = optional_string(j, "device", problem);
   t.time = optional_string(j, "time", problem).value_or("");
+  t.remote = optional_string(j, "remote", problem);
   if (!problem.empty()) return bad(problem);
   if (auto it = j.find("warnings"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) return bad("'warnings' must be an array of strings");

@@ -76,6 +76,9 @@ struct Trial {
   bool batched = false;
   /// A runoff trial's statistics (see docs/formats.md "Record"); null otherwise.
   nlohmann::json runoff;
+  /// The host that measured it, when it was adopted from the remote store (docs/store.md
+  /// "Shared trials") rather than measured here; logged as `remote`.
+  std::optional<std::string> remote;
 
   /// A measured trial, or an invalid one when the timings are not usable: a non-finite or
   /// non-positive median or min, or fewer than one rep (the reason names the value). The
@@ -96,7 +99,7 @@ std::string utc_now_iso8601();
 
 /// The trial as one JSON object (keys sorted by nlohmann::json): `config_id`, `params`,
 /// `cache_key`, `state` and its fields, `phase`, `device`, `time`, `warnings`, `batched`, and
-/// `runoff` when present.
+/// `runoff` and `remote` when present.
 nlohmann::json to_json(const Trial& trial);
 /// The trial as one line of the log: compact JSON, no trailing newline.
 std::string to_json_line(const Trial& trial);

@@ -1,0 +1,437 @@
+// The remote store's policy (tuner/core/remote_store.hpp) and shared trials
+// (tuner/core/shared_trials.hpp), against a directory store, and (built as remote_store_http_test
+// with TUNE_TEST_HTTP) against the nginx WebDAV server of the store_server fixture
+// (tests/store/store_server.py), whose servers.json TUNE_TEST_STORE_SERVERS names.
+#include <tuner/core/remote_store.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <tuner/core/hash.hpp>
+#include <tuner/core/shared_trials.hpp>
+
+#include "test_dir.hpp"
+
+namespace tune {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// A key per test: the stores are shared between tests (and, over HTTP, between binaries).
+std::string key_of(const std::string& what) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return sha256_hex(fmt::format("{}.{}:{}", info->test_suite_name(), info->name(), what));
+}
+
+#ifdef TUNE_TEST_HTTP
+json servers() {
+  const char* path = std::getenv("TUNE_TEST_STORE_SERVERS");
+  if (path == nullptr) throw error("TUNE_TEST_STORE_SERVERS is not set (the store_server fixture)");
+  return json::parse(read_file(path));
+}
+#endif
+
+class RemoteStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::fresh_test_dir("RemoteStoreTest");
+    cache_dir_ = dir_ / "cache";
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+#ifdef TUNE_TEST_HTTP
+    const json s = servers();
+    location_ = s["store"].get<std::string>() + "/" + info->name();
+    root_ = fs::path(s["root"].get<std::string>()) / info->name();
+    fs::remove_all(root_);
+    faults_ = s["faults"].get<std::string>();
+    nginx_ = s["nginx"].get<std::string>();
+#else
+    root_ = dir_ / "store";
+    location_ = root_.string();
+    (void)info;
+#endif
+  }
+
+  // A fresh policy layer over the store (a new process, as far as it knows).
+  std::unique_ptr<RemoteStore> remote(const std::string& location = "") {
+    result<std::unique_ptr<Store>> s = open_store(location.empty() ? location_ : location, "test");
+    EXPECT_TRUE(s.has_value()) << (s ? "" : s.error().str());
+    return std::make_unique<RemoteStore>(std::move(*s),
+                                         [this](const std::string& w) { warnings_.push_back(w); });
+  }
+
+  // An ok entry of `key` in `cache` with `cubin` as its bytes.
+  CacheEntry stored_entry(const KernelCache& cache, const std::string& key,
+                          const std::string& cubin) {
+    CacheEntry e;
+    e.key = key;
+    e.arch = "sm_90";
+    e.config_id = "BLOCK=128";
+    const fs::path tmp = cache.temp_path(key, ".cubin");
+    write(tmp, cubin);
+    return cache.store(e, tmp);
+  }
+
+  fs::path dir_, cache_dir_, root_;
+  std::string location_, faults_, nginx_;
+  std::vector<std::string> warnings_;
+};
+
+TEST_F(RemoteStoreTest, UploadThenFetchIntoAnotherCache) {
+  const KernelCache a(dir_ / "a");
+  const KernelCache b(dir_ / "b");
+  const std::string key = key_of("k");
+  const CacheEntry e = stored_entry(a, key, "cubin bytes");
+  auto up = remote();
+  ASSERT_TRUE(up->upload_entry(a, e));
+  EXPECT_EQ(up->stats().uploads, 2);
+  EXPECT_TRUE(fs::exists(root_ / "cas" / sha256_hex("cubin bytes")));
+  EXPECT_TRUE(fs::exists(root_ / "ac" / key));
+
+  auto down = remote();
+  std::optional<CacheEntry> got = down->fetch_entry(b, key);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->cubin_sha256, sha256_hex("cubin bytes"));
+  EXPECT_EQ(read_file(b.cubin_path(key)), "cubin bytes");
+  EXPECT_TRUE(b.lookup(key).has_value());
+  EXPECT_EQ(down->stats().hits, 1);
+  EXPECT_TRUE(warnings_.empty());
+}
+
+TEST_F(RemoteStoreTest, AMissIsQuiet) {
+  const KernelCache b(cache_dir_);
+  auto r = remote();
+  EXPECT_FALSE(r->fetch_entry(b, key_of("absent")).has_value());
+  EXPECT_EQ(r->stats().misses, 1);
+  EXPECT_TRUE(r->reachable());
+  EXPECT_TRUE(warnings_.empty());
+}
+
+TEST_F(RemoteStoreTest, InvalidEntriesAreSharedWithoutABlob) {
+  const KernelCache a(dir_ / "a");
+  const KernelCache b(dir_ / "b");
+  CacheEntry e;
+  e.key = key_of("failed");
+  e.status = CacheStatus::failed;
+  e.reason = "the compiler exited with status 1";
+  e = a.store(e, std::nullopt);
+  ASSERT_TRUE(remote()->upload_entry(a, e));
+  std::optional<CacheEntry> got = remote()->fetch_entry(b, e.key);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status, CacheStatus::failed);
+  EXPECT_EQ(got->reason, "the compiler exited with status 1");
+}
+
+TEST_F(RemoteStoreTest, ACorruptBlobIsAWarningAndNothingIsWritten) {
+  const KernelCache a(dir_ / "a");
+  const KernelCache b(dir_ / "b");
+  const std::string key = key_of("k");
+  const CacheEntry e = stored_entry(a, key, "good bytes");
+  ASSERT_TRUE(remote()->upload_entry(a, e));
+  // The server's copy goes bad (a disk, a proxy): the digest no longer matches.
+  write(root_ / "cas" / e.cubin_sha256, "evil bytes");
+  auto r = remote();
+  EXPECT_FALSE(r->fetch_entry(b, key).has_value());
+  EXPECT_FALSE(fs::exists(b.cubin_path(key)));
+  EXPECT_FALSE(fs::exists(b.entry_path(key)));
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_EQ(warnings_[0], fmt::format("remote store '{}': cas/{} does not match its digest (its "
+                                      "sha256 is {}); compiling locally",
+                                      location_, e.cubin_sha256, sha256_hex("evil bytes")));
+  EXPECT_EQ(r->stats().corrupt, 1);
+  EXPECT_TRUE(r->reachable());
+}
+
+TEST_F(RemoteStoreTest, AnEntryOfAnotherKeyIsRefused) {
+  const KernelCache a(dir_ / "a");
+  const KernelCache b(dir_ / "b");
+  const CacheEntry e = stored_entry(a, key_of("one"), "bytes");
+  ASSERT_TRUE(remote()->upload_entry(a, e));
+  const std::string other = key_of("two");
+  write(root_ / "ac" / other, json(e).dump());
+  EXPECT_FALSE(remote()->fetch_entry(b, other).has_value());
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("holds the entry of another key"), std::string::npos);
+}
+
+TEST_F(RemoteStoreTest, CompileWithStoreDownloadsInsteadOfCompiling) {
+  const KernelCache a(dir_ / "a");
+  const KernelCache b(dir_ / "b");
+  const std::string key = key_of("k");
+  const CacheEntry e = stored_entry(a, key, "compiled elsewhere");
+  ASSERT_TRUE(remote()->upload_entry(a, e));
+  CompileRequest request;
+  request.key = key;
+  request.arch = "sm_90";
+  request.config_id = "BLOCK=128";
+  request.command = [](const fs::path&) -> std::vector<std::string> {
+    ADD_FAILURE() << "the compiler ran";
+    return {"/bin/false"};
+  };
+  auto r = remote();
+  const CompileOutcome out = compile_with_store(b, r.get(), request, dir_ / "compile.log");
+  EXPECT_FALSE(out.compiled);
+  EXPECT_TRUE(out.downloaded);
+  EXPECT_FALSE(fs::exists(dir_ / "compile.log"));
+}
+
+TEST_F(RemoteStoreTest, CompileWithStoreUploadsWhatItCompiles) {
+  const KernelCache b(cache_dir_);
+  const std::string key = key_of("k");
+  CompileRequest request;
+  request.key = key;
+  request.arch = "sm_90";
+  request.config_id = "BLOCK=128";
+  request.command = [](const fs::path& out) -> std::vector<std::string> {
+    return {"/bin/sh", "-c", "printf 'fresh cubin' > \"$1\"", "sh", out.string()};
+  };
+  auto r = remote();
+  const CompileOutcome out = compile_with_store(b, r.get(), request, dir_ / "compile.log");
+  EXPECT_TRUE(out.compiled);
+  ASSERT_TRUE(out.entry.valid());
+  EXPECT_EQ(read_file(root_ / "cas" / sha256_hex("fresh cubin")), "fresh cubin");
+  EXPECT_EQ(json::parse(read_file(root_ / "ac" / key))["cubin_sha256"], sha256_hex("fresh cubin"));
+}
+
+TEST_F(RemoteStoreTest, AnUnreachableStoreWarnsOnceAndStaysLocal) {
+  // A port nobody listens on: bound, then closed.
+  const std::string url = "http://127.0.0.1:9/nothing";
+  const KernelCache b(cache_dir_);
+  result<std::unique_ptr<Store>> s = open_store(url, "test");
+  ASSERT_TRUE(s.has_value());
+  HttpOptions quick;
+  quick.attempts = 2;
+  quick.backoff_s = 0.01;
+  RemoteStore r(
+      open_http_store(url, quick), [this](const std::string& w) { warnings_.push_back(w); },
+      dir_ / "down");
+  EXPECT_FALSE(r.fetch_entry(b, key_of("a")).has_value());
+  EXPECT_FALSE(r.fetch_entry(b, key_of("b")).has_value());
+  EXPECT_FALSE(r.reachable());
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_EQ(warnings_[0].rfind("remote store 'http://127.0.0.1:9/nothing' is unreachable (", 0), 0u)
+      << warnings_[0];
+  EXPECT_NE(warnings_[0].find("); working locally"), std::string::npos);
+  // The next process of the same run is quiet and local from the start.
+  RemoteStore next(
+      open_http_store(url, quick), [this](const std::string& w) { warnings_.push_back(w); },
+      dir_ / "down");
+  EXPECT_FALSE(next.reachable());
+  EXPECT_EQ(warnings_.size(), 1u);
+}
+
+TEST_F(RemoteStoreTest, LocationsAndCredentials) {
+  EXPECT_FALSE(open_store("relative/dir", "x").has_value());
+  result<std::unique_ptr<Store>> creds = open_store("https://me:secret@example.com/p", "x");
+  ASSERT_FALSE(creds.has_value());
+  EXPECT_EQ(creds.error().message.find("secret"), std::string::npos);
+  EXPECT_NE(creds.error().message.find("holds credentials"), std::string::npos);
+  result<std::unique_ptr<Store>> d = open_store("file:///tmp/x", "x");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ((*d)->where(), "/tmp/x");
+  EXPECT_EQ(remote_location("off", "http://a"), "");
+  EXPECT_EQ(remote_location("http://cli", "http://a"), "http://cli");
+  EXPECT_FALSE(valid_store_path("cas/../../etc/passwd"));
+  EXPECT_TRUE(valid_store_path("ac/" + std::string(64, 'a')));
+}
+
+// A stand-in objective: every candidate measures 1 ms, and counts how often it was asked.
+class CountingObjective : public Objective {
+ public:
+  explicit CountingObjective(std::vector<Config> configs) : configs_(std::move(configs)) {}
+  const std::vector<Config>& configs() override { return configs_; }
+  Trial measure(std::size_t index) override {
+    ++measured;
+    Trial t = Trial::measured(1.0 + static_cast<double>(index), 1.0, 10);
+    t.device = "Fake GPU";
+    return t;
+  }
+  std::optional<std::string> cache_key(std::size_t index) override {
+    return sha256_hex("key" + std::to_string(index));
+  }
+  int measured = 0;
+
+ private:
+  std::vector<Config> configs_;
+};
+
+std::vector<Config> three_configs() {
+  std::vector<Config> out;
+  for (int b : {64, 128, 256}) {
+    Config c;
+    c.set("BLOCK", b);
+    out.push_back(c);
+  }
+  return out;
+}
+
+SharedTrials::Context context(bool adopt, std::string host) {
+  SharedTrials::Context c;
+  c.bucket.name = "n<=4096";
+  c.host = std::move(host);
+  c.adopt = adopt;
+  c.incumbents = {0};
+  c.device = [] { return std::pair<std::string, std::string>{"Fake GPU", "999.1"}; };
+  return c;
+}
+
+TEST_F(RemoteStoreTest, TrialsAreAdoptedExceptIncumbents) {
+  auto r = remote();
+  CountingObjective first(three_configs());
+  SharedTrials a(first, *r, context(true, "gpu-a"));
+  for (std::size_t i = 0; i < 3; ++i)
+    a.measure(i);
+  EXPECT_EQ(first.measured, 3);
+  EXPECT_EQ(a.uploaded(), 3u);
+
+  CountingObjective second(three_configs());
+  SharedTrials b(second, *r, context(true, "gpu-b"));
+  const Trial inc = b.measure(0);
+  const Trial t1 = b.measure(1);
+  const Trial t2 = b.measure(2);
+  EXPECT_EQ(second.measured, 1);  // the incumbent only
+  EXPECT_FALSE(inc.remote.has_value());
+  ASSERT_TRUE(t1.remote.has_value());
+  EXPECT_EQ(*t1.remote, "gpu-a");
+  EXPECT_EQ(t1.state.measured()->median_ms, 2.0);
+  EXPECT_EQ(t2.state.measured()->median_ms, 3.0);
+  EXPECT_EQ(b.adopted(), 2u);
+  // The log line says where it came from.
+  EXPECT_EQ(to_json(t1)["remote"], "gpu-a");
+  EXPECT_TRUE(trial_from_json(to_json(t1)).has_value());
+}
+
+TEST_F(RemoteStoreTest, NoRemoteTrialsMeasuresEverything) {
+  auto r = remote();
+  CountingObjective first(three_configs());
+  SharedTrials a(first, *r, context(true, "gpu-a"));
+  for (std::size_t i = 0; i < 3; ++i)
+    a.measure(i);
+  CountingObjective second(three_configs());
+  SharedTrials b(second, *r, context(false, "gpu-b"));
+  for (std::size_t i = 0; i < 3; ++i)
+    EXPECT_FALSE(b.measure(i).remote.has_value());
+  EXPECT_EQ(second.measured, 3);
+}
+
+TEST_F(RemoteStoreTest, OtherDevicesAndBenchSettingsAreOtherKeys) {
+  Bucket bucket;
+  bucket.name = "b";
+  const std::string k = sha256_hex("key");
+  const std::string base = shared_trial_key(k, "NVIDIA H200", "580.1", bucket, {});
+  EXPECT_NE(base, shared_trial_key(k, "NVIDIA H100", "580.1", bucket, {}));
+  EXPECT_NE(base, shared_trial_key(k, "NVIDIA H200", "575.0", bucket, {}));
+  BenchSettings other;
+  other.rep_ms = 200;
+  EXPECT_NE(base, shared_trial_key(k, "NVIDIA H200", "580.1", bucket, other));
+  Bucket shaped = bucket;
+  shaped.shape.push_back({"n", ParamValue(4096)});
+  EXPECT_NE(base, shared_trial_key(k, "NVIDIA H200", "580.1", shaped, {}));
+}
+
+#ifdef TUNE_TEST_HTTP
+
+std::unique_ptr<RemoteStore> quick(const std::string& url, std::vector<std::string>& warnings,
+                                   int attempts = 3) {
+  HttpOptions o;
+  o.attempts = attempts;
+  o.backoff_s = 0.01;
+  o.timeout_s = 1;
+  o.connect_timeout_s = 0.5;
+  return std::make_unique<RemoteStore>(
+      open_http_store(url, o), [&warnings](const std::string& w) { warnings.push_back(w); });
+}
+
+TEST_F(RemoteStoreTest, ServerErrorsAreRetriedThenLocal) {
+  const KernelCache b(cache_dir_);
+  auto r = quick(nginx_ + "/fail500", warnings_);
+  EXPECT_FALSE(r->fetch_entry(b, key_of("k")).has_value());
+  EXPECT_FALSE(r->reachable());
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("answered HTTP 500"), std::string::npos) << warnings_[0];
+}
+
+TEST_F(RemoteStoreTest, ATransient503IsRetried) {
+  const KernelCache a(dir_ / "a");
+  const KernelCache b(dir_ / "b");
+  const std::string key = key_of("k");
+  const CacheEntry e = stored_entry(a, key, "flaky bytes");
+  const std::string url = faults_ + "/flaky/" + key_of("prefix").substr(0, 8);
+  EXPECT_TRUE(quick(url, warnings_)->upload_entry(a, e));
+  EXPECT_TRUE(quick(url, warnings_)->fetch_entry(b, key).has_value());
+  EXPECT_TRUE(warnings_.empty()) << warnings_[0];
+}
+
+TEST_F(RemoteStoreTest, APartialBodyIsNeverUsed) {
+  const KernelCache b(cache_dir_);
+  auto r = quick(faults_ + "/truncate", warnings_, 2);
+  EXPECT_FALSE(r->fetch_entry(b, key_of("k")).has_value());
+  EXPECT_FALSE(fs::exists(b.entry_path(key_of("k"))));
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("unreachable"), std::string::npos) << warnings_[0];
+}
+
+TEST_F(RemoteStoreTest, ASlowServerTimesOutInBoundedTime) {
+  const KernelCache b(cache_dir_);
+  auto r = quick(faults_ + "/slow", warnings_, 2);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(r->fetch_entry(b, key_of("k")).has_value());
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(took, 4.0);
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("unreachable"), std::string::npos) << warnings_[0];
+}
+
+TEST_F(RemoteStoreTest, RedirectsAreFollowedForReads) {
+  const KernelCache a(dir_ / "a");
+  const KernelCache b(dir_ / "b");
+  const std::string key = key_of("k");
+  const CacheEntry e = stored_entry(a, key, "moved bytes");
+  ASSERT_TRUE(remote()->upload_entry(a, e));
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  auto r = quick(nginx_ + "/moved/" + info->name(), warnings_);
+  EXPECT_TRUE(r->fetch_entry(b, key).has_value());
+  EXPECT_TRUE(warnings_.empty());
+}
+
+TEST_F(RemoteStoreTest, ARefusedUploadStopsUploadsButNotReads) {
+  const KernelCache a(dir_ / "a");
+  auto r = quick(nginx_ + "/forbidden", warnings_);
+  EXPECT_FALSE(r->upload_entry(a, stored_entry(a, key_of("k"), "x")));
+  EXPECT_FALSE(r->upload_entry(a, stored_entry(a, key_of("l"), "y")));
+  EXPECT_TRUE(r->reachable());
+  EXPECT_FALSE(r->uploading());
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("refused an upload"), std::string::npos) << warnings_[0];
+  EXPECT_NE(warnings_[0].find("HTTP 403"), std::string::npos) << warnings_[0];
+}
+
+TEST_F(RemoteStoreTest, ConcurrentUploadsOfOneKeyLeaveOneWholeObject) {
+  const KernelCache a(dir_ / "a");
+  const std::string key = key_of("k");
+  const CacheEntry e = stored_entry(a, key, std::string(1 << 20, 'c'));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&] { EXPECT_TRUE(remote()->upload_entry(a, e)); });
+  for (std::thread& t : threads)
+    t.join();
+  EXPECT_EQ(sha256_file(root_ / "cas" / e.cubin_sha256), e.cubin_sha256);
+  const KernelCache b(dir_ / "b");
+  EXPECT_TRUE(remote()->fetch_entry(b, key).has_value());
+}
+
+#endif
+
+}  // namespace
+}  // namespace tune
