@@ -1,6 +1,7 @@
 #include <tuner/core/kernel_tune.hpp>
 
 #include <cstdlib>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -40,6 +41,20 @@ std::optional<std::string> not_loadable(const KernelCache& cache, const Manifest
     return entry->reason.empty() ? std::string(to_string(entry->status)) : entry->reason;
   return std::nullopt;
 }
+
+// The supervisor without its runoff: a shard's search leaves the runoff to the merge.
+class WithoutRunoff : public Objective {
+ public:
+  explicit WithoutRunoff(Objective& inner) : inner_(inner) {}
+  const std::vector<Config>& configs() override { return inner_.configs(); }
+  Trial measure(std::size_t index) override { return inner_.measure(index); }
+  std::optional<std::string> cache_key(std::size_t index) override {
+    return inner_.cache_key(index);
+  }
+
+ private:
+  Objective& inner_;
+};
 
 BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, const Output& out,
                        const Supervisor& objective) {
@@ -103,12 +118,21 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
       .require(space.require());
   if (std::optional<double> budget = job.budget_s ? job.budget_s : space.search().budget_s)
     tuner.budget(*budget);
-  if (std::optional<Config> winner = committed_winner(manifest, job.arch, job.bucket.name))
-    tuner.soft_incumbent(*winner);
+  std::optional<Config> winner = committed_winner(manifest, job.arch, job.bucket.name);
+  if (winner) tuner.soft_incumbent(*winner);
+  if (job.only) {
+    std::set<std::string> keep(job.only->begin(), job.only->end());
+    for (const Config& c : space.require())
+      keep.insert(c.id());
+    if (winner) keep.insert(winner->id());
+    tuner.prune([keep = std::move(keep)](const Config& c) { return keep.contains(c.id()); });
+  }
   tuner.on_progress([&](const Progress& p) { say(describe_trial(p)); });
   tuner.on_warning([&](const std::string& w) { say("warning: " + w); });
 
-  result<Output> out = tuner.run_objective(objective);
+  WithoutRunoff shard_objective(objective);
+  result<Output> out =
+      job.runoff ? tuner.run_objective(objective) : tuner.run_objective(shard_objective);
   if (!out) return fail(out.error());
   return summarize(job, pruned_hash, *out, objective);
 }

@@ -34,6 +34,11 @@ struct BucketTune {
   WorkerLauncher launch;            ///< starts the measuring workers
   /// Lines for people as the tune goes: one per trial, warnings, notes on replaced workers.
   std::function<void(const std::string&)> say;
+  /// A shard's slice (shard.hpp): only these config ids are visited, plus the incumbents (the
+  /// required configs and the committed winner), which every slice measures. Unset: every one.
+  std::optional<std::vector<std::string>> only = std::nullopt;
+  /// Whether the runoff runs; a shard leaves it to the merge, which runs it on one device.
+  bool runoff = true;
 };
 
 /// Runs the search and the runoff of one bucket and returns what it found (with or without a
