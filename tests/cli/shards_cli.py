@@ -33,7 +33,10 @@ def block(b):
     return f"BLOCK={b}"
 
 
-class ShardsCli(unittest.TestCase):
+class ShardProject:
+    """A copy of the saxpy project with its kernel cache written, and the tuner's commands on
+    it (also used by slurm_cli.py)."""
+
     def setUp(self):
         self.assertTrue(RUNNER and os.path.exists(RUNNER), f"no runner at '{RUNNER}'")
         self.dir = WORK / self.id().split(".")[-1]
@@ -106,6 +109,8 @@ class ShardsCli(unittest.TestCase):
             out, err = p.communicate(timeout=120)
             self.assertEqual(p.returncode, 0, err)
 
+
+class ShardsCli(ShardProject, unittest.TestCase):
     # -- the split -----------------------------------------------------------------------------
 
     def test_shards_json_lists_the_split_for_a_matrix(self):
