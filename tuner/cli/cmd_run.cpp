@@ -264,8 +264,7 @@ void add_run_command(CLI::App& app, Run& run) {
   sub->add_option("--device", opt->device,
                   "the device index (default 0; CUDA_VISIBLE_DEVICES applies)");
   sub->add_option("--shard", opt->shard,
-                  "K/N: measure only shard K of N into its own logs, for `tuner merge` "
-                  "(docs/scaling.md)");
+                  "K/N: measure only shard K of N into its own logs, for `tuner merge`");
   sub->add_option("--out", opt->out,
                   "with --shard: the folder of the shard's logs (default: <log_dir>/shards)");
   sub->add_flag("--if-stale", opt->if_stale,
