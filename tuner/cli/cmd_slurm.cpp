@@ -12,8 +12,8 @@
 // queue, or failed), and the merge (its state, or its exit status). Exit codes: submit 0
 // submitted, 2 bad usage or input, 3 sbatch failed or missing; status 0 the merge wrote the
 // record, 1 not yet or failed (the lines say which), 2 nothing submitted, 3 squeue missing.
+#include <cctype>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>

@@ -5,16 +5,13 @@
 // into `<log_dir>/devices`, their lines prefixed `[gpu D]`, and finally the merge (tuner merge)
 // with the runoff on the first listed device. The shards' logs stay, so an interrupted tune
 // resumes where each shard stopped.
-#include <fcntl.h>
 #include <signal.h>
-#include <unistd.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fmt/core.h>
