@@ -58,6 +58,8 @@ set(_tune_public_core_headers
   record.hpp
   result.hpp
   runoff.hpp
+  shard.hpp
+  shard_merge.hpp
   space.hpp
   stop_signals.hpp
   subprocess.hpp
