@@ -61,6 +61,8 @@ set(_tune_public_core_headers
   result.hpp
   runoff.hpp
   shared_trials.hpp
+  shard.hpp
+  shard_merge.hpp
   space.hpp
   stop_signals.hpp
   store.hpp

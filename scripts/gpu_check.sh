@@ -12,7 +12,7 @@
 # Usage: scripts/gpu_check.sh            (from anywhere; GPU_CHECK_DEVICE=N picks the device)
 #
 # GPU_CHECK_STEPS picks steps (default: all, in this order): build timing gpu cpu e2e runoff
-# fidelity. Without `build` the build tree of an earlier call is reused, so a check can be
+# fidelity (and, only when asked for, shards). Without `build` the build tree of an earlier call is reused, so a check can be
 # split over two calls of a lent machine that stays warm between them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -180,6 +180,21 @@ elif [[ -x "$build/bench/fidelity/bench_fidelity" ]]; then
   cat "$out/fidelity_tune.log"
 else
   note fidelity SKIP "bench_fidelity not built"
+fi
+
+# Shards (scripts/shard_check.py, docs/scaling.md): the tune of reduce and softmax split in two
+# shards on this GPU, then merged, against the unsharded tune; not in the default steps (it
+# re-tunes two kernels twice, about 5 minutes on the H200): GPU_CHECK_STEPS="build shards".
+t0=$(date +%s)
+if want shards; then
+  cmake --build "$build" --target warm > "$out/shards_warm.log" 2>&1
+  if timeout 560 python3 scripts/shard_check.py --build "$build" --device "$device" \
+      --out "$out" > "$out/shards.log" 2>&1; then
+    note shards ok "$(seconds "$t0") s, $(tail -1 "$out/shards.log")"
+  else
+    note shards FAIL "$(tail -1 "$out/shards.log")"
+  fi
+  cat "$out/shards.log"
 fi
 
 {

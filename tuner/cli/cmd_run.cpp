@@ -99,15 +99,16 @@ std::optional<BucketResult> last_result(const fs::path& path, const std::string&
   return std::move(*r);
 }
 
-// Verifies the new record in memory and writes it, or says why not and leaves the old one.
+}  // namespace
+
 int write_record(const KernelBuild& build, const std::string& arch, const Record& record,
-                 const fs::path& record_path) {
+                 const fs::path& record_path, const char* command) {
   const Manifest& manifest = build.manifest;
   result<Record> reread = Record::parse(record.dump(), record_path.string());
   result<Verification> v = reread ? verify_kernel_record(build, arch, std::move(*reread))
                                   : result<Verification>(fail(reread.error()));
   if (!v || !v->ok()) {
-    fmt::print(stderr, "tuner run: error: the new record of {} ({}) does not verify:\n",
+    fmt::print(stderr, "{}: error: the new record of {} ({}) does not verify:\n", command,
                manifest.kernel, arch);
     if (!v)
       fmt::print(stderr, "{}\n", v.error().str());
@@ -129,6 +130,8 @@ int write_record(const KernelBuild& build, const std::string& arch, const Record
   std::fflush(stdout);
   return exit_ok;
 }
+
+namespace {
 
 // Tunes one architecture under the record's lock and writes its record.
 int run_arch(const KernelBuild& build, const RunOptions& opt, const std::string& arch,
@@ -198,6 +201,7 @@ int run_arch(const KernelBuild& build, const RunOptions& opt, const std::string&
 }  // namespace
 
 int run_kernel(const RunOptions& opt) {
+  if (!opt.shard.empty()) return run_shard(opt);
   result<KernelBuild> build = load_kernel_build(opt.manifest);
   if (!build) {
     fmt::print(stderr, "{}\n", build.error().str());
@@ -272,6 +276,10 @@ void add_run_command(CLI::App& app, Run& run) {
                   "TUNE_REMOTE_STORE, else the build's)");
   sub->add_flag("--no-remote-trials", opt->no_remote_trials,
                 "measure every candidate here rather than adopt the store's trials");
+  sub->add_option("--shard", opt->shard,
+                  "K/N: measure only shard K of N into its own logs, for `tuner merge`");
+  sub->add_option("--out", opt->out,
+                  "with --shard: the folder of the shard's logs (default: <log_dir>/shards)");
   sub->add_flag("--if-stale", opt->if_stale,
                 "measure an architecture only when its record does not verify (checked under "
                 "the record's lock; what `tuner tune` passes)");

@@ -120,6 +120,13 @@ int run_tune(const TuneOptions& opt) {
                target, manifest.kernel, stale_list);
     return exit_environment;
   }
+  // Several GPUs of this host (TUNE_DEVICES): one shard each, then the merge
+  // (tuner/cli/tune_devices.cpp).
+  result<std::vector<int>> devices = devices_from_env();
+  if (!devices) {
+    fmt::print(stderr, "{}: error: {}\n", target, devices.error().message);
+    return exit_bad_input;
+  }
   // Warm (compile-only, into the kernel cache), then measure every bucket and write the record.
   // The warm processes learn the store from the environment.
   if (!opt.remote.empty()) ::setenv("TUNE_REMOTE_STORE", opt.remote.c_str(), 1);
@@ -136,12 +143,18 @@ int run_tune(const TuneOptions& opt) {
       return rc == 130 || rc == 143 ? rc : exit_environment;
     }
     if (const int sig = StopSignals::received()) return exit_interrupted(sig);
+    if (devices->size() > 1) {
+      rc = tune_on_devices(*build, arch, *devices);
+      if (rc != 0) return rc;
+      continue;
+    }
     RunOptions run;
     run.manifest = manifest.path.string();
     run.arch = arch;
     run.if_stale = true;
     run.remote = opt.remote;
     run.no_remote_trials = opt.no_remote_trials;
+    if (!devices->empty()) run.device = devices->front();
     rc = run_kernel(run);
     if (rc != 0) return rc;
   }

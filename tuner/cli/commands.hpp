@@ -2,12 +2,16 @@
 // that runs it in `run`. Exit codes: tuner/core/exit_codes.hpp.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include <tuner/core/kernel_build.hpp>
+#include <tuner/core/record.hpp>
 
 #include <tuner/core/exit_codes.hpp>
 
@@ -33,6 +37,9 @@ void add_header_command(CLI::App& app, Run& run);
 void add_report_command(CLI::App& app, Run& run);
 void add_archs_command(CLI::App& app, Run& run);
 void add_store_command(CLI::App& app, Run& run);
+void add_merge_command(CLI::App& app, Run& run);
+void add_shards_command(CLI::App& app, Run& run);
+void add_slurm_command(CLI::App& app, Run& run);
 
 /// What `tuner run` is asked to do (`tuner tune` asks the same after its warm).
 struct RunOptions {
@@ -46,9 +53,43 @@ struct RunOptions {
   std::string remote;     ///< --remote: the remote store (docs/store.md); "" for the default
   bool no_remote_trials = false;  ///< measure every candidate here, adopting no shared trial
   RemoteStore* store = nullptr;   ///< the opened store, set by run_kernel for its buckets
+  std::string shard;      ///< `K/N`: measure only this shard's part (tuner/cli/cmd_shard_run.cpp)
+  std::string out;        ///< where a shard writes its logs and summary
 };
 
 /// Tunes a kernel and writes its records (tuner/cli/cmd_run.cpp); the exit code.
 int run_kernel(const RunOptions& options);
+
+/// What `tuner merge` is asked to do (`tuner tune` over several devices asks the same).
+struct MergeOptions {
+  std::string manifest;
+  std::string arch;               ///< only this architecture ("" for every one)
+  std::vector<std::string> from;  ///< folders of shards (default: <log_dir>/shards)
+  bool partial = false;           ///< merge even when shards are missing
+  std::optional<int> device;      ///< the runoff's device
+  std::optional<double> timeout_s;
+};
+
+/// Merges a kernel's shards and writes its records (tuner/cli/cmd_merge.cpp); the exit code.
+int merge_kernel(const MergeOptions& options);
+
+/// Tunes `arch` of `build` over several devices of this host (TUNE_DEVICES): one shard per
+/// device in parallel, then the merge, with the runoff on the first device
+/// (tuner/cli/tune_devices.cpp); the exit code.
+int tune_on_devices(const KernelBuild& build, const std::string& arch,
+                    const std::vector<int>& devices);
+
+/// The devices TUNE_DEVICES lists (`0,1`, or `all` for every GPU of this host); empty when it
+/// is unset or empty; a diagnostic for a bad list.
+result<std::vector<int>> devices_from_env();
+
+/// Measures one shard of a kernel's tune (`tuner run --shard K/N`); the exit code.
+int run_shard(const RunOptions& options);
+
+/// Verifies `record` in memory as `tuner verify` would and writes it to `record_path`, printing
+/// `<kernel>: wrote <record> (<arch>), verified` and its entries; otherwise says why (as
+/// `<command>: error: ...`) and leaves the old record. The exit code.
+int write_record(const KernelBuild& build, const std::string& arch, const Record& record,
+                 const std::filesystem::path& record_path, const char* command = "tuner run");
 
 }  // namespace tune::cli

@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   cli::add_report_command(app, run);
   cli::add_archs_command(app, run);
   cli::add_store_command(app, run);
+  cli::add_merge_command(app, run);
+  cli::add_shards_command(app, run);
+  cli::add_slurm_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

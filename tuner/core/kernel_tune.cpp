@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -59,6 +60,20 @@ SharedTrials::Context shared_context(const BucketTune& job, const std::vector<Co
     if (std::find(here.begin(), here.end(), configs[i]) != here.end()) c.incumbents.push_back(i);
   return c;
 }
+
+// The supervisor without its runoff: a shard's search leaves the runoff to the merge.
+class WithoutRunoff : public Objective {
+ public:
+  explicit WithoutRunoff(Objective& inner) : inner_(inner) {}
+  const std::vector<Config>& configs() override { return inner_.configs(); }
+  Trial measure(std::size_t index) override { return inner_.measure(index); }
+  std::optional<std::string> cache_key(std::size_t index) override {
+    return inner_.cache_key(index);
+  }
+
+ private:
+  Objective& inner_;
+};
 
 BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, const Output& out,
                        const Supervisor& objective) {
@@ -123,8 +138,15 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
       .require(space.require());
   tuner.search(space.search());  // the strategy, its seed and stop rules, the space's budget
   if (job.budget_s) tuner.budget(*job.budget_s);
-  if (std::optional<Config> winner = committed_winner(manifest, job.arch, job.bucket.name))
-    tuner.soft_incumbent(*winner);
+  std::optional<Config> winner = committed_winner(manifest, job.arch, job.bucket.name);
+  if (winner) tuner.soft_incumbent(*winner);
+  if (job.only) {
+    std::set<std::string> keep(job.only->begin(), job.only->end());
+    for (const Config& c : space.require())
+      keep.insert(c.id());
+    if (winner) keep.insert(winner->id());
+    tuner.prune([keep = std::move(keep)](const Config& c) { return keep.contains(c.id()); });
+  }
   tuner.on_progress([&](const Progress& p) { say(describe_trial(p)); });
   tuner.on_warning([&](const std::string& w) { say("warning: " + w); });
 
@@ -134,7 +156,10 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
     context.device = [&objective] { return std::pair{objective.device(), objective.driver()}; };
     shared.emplace(objective, *job.remote, std::move(context));
   }
-  result<Output> out = tuner.run_objective(shared ? static_cast<Objective&>(*shared) : objective);
+  Objective& measuring = shared ? static_cast<Objective&>(*shared) : objective;
+  WithoutRunoff shard_objective(measuring);
+  result<Output> out =
+      job.runoff ? tuner.run_objective(measuring) : tuner.run_objective(shard_objective);
   if (!out) return fail(out.error());
   if (shared && (shared->adopted() > 0 || shared->uploaded() > 0))
     say(fmt::format("{} trials adopted from the remote store, {} shared", shared->adopted(),

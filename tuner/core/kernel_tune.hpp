@@ -40,6 +40,11 @@ struct BucketTune {
   RemoteStore* remote = nullptr;
   /// Adopt the store's trials of this kind of device (false: --no-remote-trials).
   bool remote_trials = true;
+  /// A shard's slice (shard.hpp): only these config ids are visited, plus the incumbents (the
+  /// required configs and the committed winner), which every slice measures. Unset: every one.
+  std::optional<std::vector<std::string>> only = std::nullopt;
+  /// Whether the runoff runs; a shard leaves it to the merge, which runs it on one device.
+  bool runoff = true;
 };
 
 /// Runs the search and the runoff of one bucket and returns what it found (with or without a

@@ -10,9 +10,10 @@
 In the bucket named by FAKE_BROKEN_BUCKET every candidate is invalid ('check failed'). With
 FAKE_HANG_ALL set every measure request hangs; with FAKE_TAME set none misbehaves (BLOCK=128,
 256 and 1024 are measured too); FAKE_SLEEP=<s> makes each measure take that long;
-FAKE_PROTOCOL=<n> says hello in another protocol version. Each start appends 'start <pid>' and
-'bucket <name>' to FAKE_SIDE, each request 'measure <config id>' or 'runoff <incumbent>
-<challenger>'.
+FAKE_PROTOCOL=<n> says hello in another protocol version; FAKE_DEVICES=<n>=<name>,... names the
+device of --device <n> (default 'Fake GPU'). Each start appends 'start <pid>' and 'bucket <name>'
+to FAKE_SIDE (and 'device <n>' when given --device), each request 'measure <config id>' or
+'runoff <incumbent> <challenger>'.
 """
 import json
 import os
@@ -42,13 +43,18 @@ def config_id(params):
 
 note(f"start {os.getpid()}")
 note(f"bucket {bucket}")
+device = args[args.index("--device") + 1] if "--device" in args else None
+if device is not None:
+    note(f"device {device}")
+names = dict(item.split("=", 1) for item in os.environ.get("FAKE_DEVICES", "").split(",") if item)
+device_name = names.get(device, "Fake GPU")
 if "--arch" not in args:
     args.append("--arch")
 if args[args.index("--arch") + 1:][:1] != ["sm_90"]:
     answer({"protocol": 1, "ready": False, "error": f"bad worker arguments: {args}"})
     sys.exit(2)
 answer({"protocol": int(os.environ.get("FAKE_PROTOCOL", "1")), "ready": True, "pid": os.getpid(),
-        "device": "Fake GPU", "driver": "999.1", "arch": "sm_90"})
+        "device": device_name, "driver": "999.1", "arch": "sm_90"})
 
 for line in sys.stdin:
     req = json.loads(line)
@@ -76,7 +82,7 @@ for line in sys.stdin:
         else:
             median = 1000.0 / params["BLOCK"]
             answer({"state": "measured", "median_ms": median, "min_ms": median * 0.95,
-                    "reps": 50, "batched": False, "warnings": [], "device": "Fake GPU"})
+                    "reps": 50, "batched": False, "warnings": [], "device": device_name})
     elif req["op"] == "runoff":
         inc = req["incumbent"]["config"]
         ch = req["challenger"]["config"]
@@ -85,4 +91,4 @@ for line in sys.stdin:
         b = 1000.0 / ch["BLOCK"]
         answer({"incumbent_ms": [a * (1 + 0.001 * (i % 3)) for i in range(20)],
                 "challenger_ms": [b * (1 + 0.001 * (i % 2)) for i in range(20)],
-                "batched": False, "warnings": [], "device": "Fake GPU"})
+                "batched": False, "warnings": [], "device": device_name})

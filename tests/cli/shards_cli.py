@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""CPU tests of shards: `tuner run --shard K/N`, `tuner merge`, `tuner shards` and `tuner tune`
+over several devices (TUNE_DEVICES), with the fake worker of the runner tests
+(tests/data/runner/fake_worker.py, through TUNE_RUNNER_WORKER_CMD) in the place of the GPU.
+
+The space is tests/data/runner/saxpy.toml: two buckets of 7 candidates each, BLOCK=64 required.
+FAKE_TAME is set, so every compiled candidate is measured at 1000 / BLOCK ms; BLOCK=32 has no
+cache entry and BLOCK=2048 a failed one (both invalid without a worker). Split 3 ways the plan is
+'n<=4096' [0, 5) | 'n<=4096' [5, 7) and 'large' [0, 2) | 'large' [2, 7).
+"""
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import unittest
+from pathlib import Path
+
+import clitest
+
+TUNER, DATA_ROOT, WORK = clitest.paths()
+DATA = DATA_ROOT / "runner"
+RUNNER = os.environ.get("TUNE_TEST_RUNNER", "")
+WORKER_CMD = f"{sys.executable} {DATA / 'fake_worker.py'}"
+BUCKETS = ["n<=4096", "large"]
+ENC = {"n<=4096": "n%3C%3D4096", "large": "large"}
+
+
+def block(b):
+    return f"BLOCK={b}"
+
+
+class ShardProject:
+    """A copy of the saxpy project with its kernel cache written, and the tuner's commands on
+    it (also used by slurm_cli.py)."""
+
+    def setUp(self):
+        self.assertTrue(RUNNER and os.path.exists(RUNNER), f"no runner at '{RUNNER}'")
+        self.dir = WORK / self.id().split(".")[-1]
+        shutil.rmtree(self.dir, ignore_errors=True)
+        (self.dir / "src").mkdir(parents=True)
+        self.build = self.dir / "build"
+        self.cache = self.build / "tune" / "cache"
+        self.logdir = self.build / "tune" / "saxpy"
+        self.cache.mkdir(parents=True)
+        self.logdir.mkdir(parents=True)
+        shutil.copy(DATA / "saxpy.cu", self.dir / "src" / "saxpy.cu")
+        shutil.copy(DATA / "saxpy.toml", self.dir / "src" / "saxpy.toml")
+        self.record = self.dir / "src" / "saxpy.json"
+        self.side = self.dir / "side.txt"
+        self.shards = self.logdir / "shards"
+        self.manifest = clitest.manifest(
+            self.logdir / "manifest.json", self.dir / "src", "saxpy", build=self.build,
+            sources=[self.dir / "src" / "saxpy.cu"], space=self.dir / "src" / "saxpy.toml",
+            records={"sm_90": self.record}, cache_dir=self.cache, log_dir=self.logdir,
+            runner=RUNNER)
+        for b in [64, 128, 256, 512, 1024, 2048]:
+            self.write_entry(b, ok=b != 2048)
+
+    def write_entry(self, b, ok):
+        r = subprocess.run([TUNER, "key", "--manifest", str(self.manifest), "--config", block(b)],
+                           capture_output=True, text=True, check=True)
+        key = r.stdout.strip().split()[-1]
+        cubin = b"fake cubin " + str(b).encode()
+        if ok:
+            (self.cache / f"{key}.cubin").write_bytes(cubin)
+        (self.cache / f"{key}.json").write_text(json.dumps({
+            "schema_version": 1, "key": key, "key_schema": "k1",
+            "status": "ok" if ok else "over_limit", "reason": "" if ok else "too many registers",
+            "compiler_output": "", "resources": None,
+            "cubin_sha256": hashlib.sha256(cubin).hexdigest() if ok else "",
+            "arch": "sm_90", "config_id": block(b), "argv": [], "dependencies": []}))
+
+    def env(self, **extra):
+        settings = {"TUNE_RUNNER_WORKER_CMD": WORKER_CMD, "FAKE_SIDE": self.side, "FAKE_TAME": 1}
+        settings.update(extra)
+        return clitest.env(**settings)
+
+    def tuner(self, *args, env=None, timeout=120):
+        return subprocess.run([TUNER, *args], capture_output=True, text=True,
+                              env=env or self.env(), timeout=timeout)
+
+    def shard(self, spec, *extra, env=None):
+        return self.tuner("run", "--manifest", str(self.manifest), "--timeout", "5", "--shard",
+                          spec, *extra, env=env)
+
+    def merge(self, *extra, env=None):
+        return self.tuner("merge", "--manifest", str(self.manifest), "--timeout", "5", *extra,
+                          env=env)
+
+    def side_lines(self, prefix):
+        lines = self.side.read_text().splitlines() if self.side.exists() else []
+        return [l for l in lines if l.startswith(prefix)]
+
+    def winners(self):
+        record = json.loads(self.record.read_text())
+        return {e["bucket"]: e["config"]["id"] for e in record["entries"]}
+
+    def run_all(self, n, **kw):
+        """Every shard of `n`, all at once (each its own process)."""
+        procs = [subprocess.Popen([TUNER, "run", "--manifest", str(self.manifest), "--timeout",
+                                   "5", "--shard", f"{k}/{n}"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=self.env(**kw))
+                 for k in range(1, n + 1)]
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, err)
+
+
+class ShardsCli(ShardProject, unittest.TestCase):
+    # -- the split -----------------------------------------------------------------------------
+
+    def test_shards_json_lists_the_split_for_a_matrix(self):
+        r = self.tuner("shards", "--manifest", str(self.manifest), "--count", "3", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        matrix = json.loads(r.stdout)
+        self.assertEqual([e["shard"] for e in matrix["include"]], ["1/3", "2/3", "3/3"])
+        self.assertEqual([e["candidates"] for e in matrix["include"]], [5, 4, 5])
+        self.assertEqual([e["buckets"] for e in matrix["include"]],
+                         [["n<=4096"], ["n<=4096", "large"], ["large"]])
+        self.assertEqual({e["arch"] for e in matrix["include"]}, {"sm_90"})
+        r = self.tuner("shards", "--manifest", str(self.manifest), "--count", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "sm_90 shard 1/2: 7 candidates: 'n<=4096' 1..7\n"
+                                   "sm_90 shard 2/2: 7 candidates: 'large' 1..7\n")
+
+    def test_bad_shard_is_refused(self):
+        for spec, why in [("0/2", "the index must be between 1 and 2"),
+                          ("3/2", "the index must be between 1 and 2"),
+                          ("2", "expected K/N, e.g. '2/4'"),
+                          ("a/b", "expected K/N with whole numbers, e.g. '2/4'"),
+                          ("1/0", "the shard count must be at least 1")]:
+            r = self.shard(spec)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(r.stderr, f"tuner run: error: bad shard '{spec}': {why}\n")
+        r = self.shard("1/2", "--bucket", "large")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--shard measures its share of every bucket", r.stderr)
+
+    # -- shards and their merge ----------------------------------------------------------------
+
+    def test_sharded_tune_gives_the_winners_of_the_unsharded_one(self):
+        r = self.tuner("run", "--manifest", str(self.manifest), "--timeout", "5")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        unsharded = self.winners()
+        self.record.unlink()
+        self.side.unlink()
+
+        self.run_all(3)
+        # Each shard measured only its slices, each slice with the incumbent BLOCK=64, no
+        # runoff; every shard has its own log per bucket and its summary.
+        measured = self.side_lines("measure ")
+        self.assertEqual(sorted(measured), sorted(
+            [f"measure {block(b)}" for b in [64, 128, 256, 512, 1024]] +  # n<=4096 [0, 5)
+            [f"measure {block(64)}"] +                                     # n<=4096 [5, 7)
+            [f"measure {block(b)}" for b in [64, 128]] +                  # large [0, 2)
+            [f"measure {block(b)}" for b in [64, 256, 512, 1024]]))       # large [2, 7)
+        self.assertEqual(self.side_lines("runoff "), [])
+        for k in (1, 2, 3):
+            self.assertTrue((self.shards / "sm_90" / f"shard-{k}-of-3.json").exists())
+        self.assertTrue((self.shards / "sm_90" / "n%3C%3D4096.shard-2-of-3.trials.jsonl").exists())
+        self.assertTrue((self.shards / "sm_90" / "large.shard-2-of-3.trials.jsonl").exists())
+        self.assertFalse(self.record.exists())
+
+        self.side.unlink()
+        r = self.merge()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("tuner merge: saxpy sm_90: 3 of 3 shards\n", r.stderr)
+        # Nothing measured again: the finalists' runoff only, on one device, per bucket.
+        self.assertEqual(self.side_lines("measure "), [])
+        self.assertEqual(self.side_lines("runoff "),
+                         [f"runoff {block(1024)} {block(512)}"] * 2)
+        self.assertEqual(self.winners(), unsharded)
+        self.assertEqual(self.winners(), {"n<=4096": block(1024), "large": block(1024)})
+        self.assertIn("saxpy: wrote ", r.stdout)
+        result = json.loads((self.logdir / "sm_90" / "n%3C%3D4096.result.json").read_text())
+        self.assertEqual(result["trials"], 8)  # 5 + 2 candidates, and the incumbent again
+        self.assertEqual(result["device"], "Fake GPU")
+        merged = (self.logdir / "sm_90" / "n%3C%3D4096.merged.trials.jsonl").read_text()
+        self.assertEqual(len(merged.splitlines()), 1 + 8 + 2)  # header, trials, runoff
+        r = self.tuner("verify", "--manifest", str(self.manifest))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_missing_shard_is_listed_and_nothing_written_unless_partial(self):
+        for spec in ("1/3", "3/3"):
+            r = self.shard(spec)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.merge()
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("tuner merge: error: saxpy (sm_90): shard 2/3 not done (no summary found)\n",
+                      r.stderr)
+        self.assertIn("nothing written; run the missing shards", r.stderr)
+        self.assertFalse(self.record.exists())
+        r = self.merge("--partial")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("tuner merge: warning: saxpy (sm_90): shard 2/3 not done", r.stderr)
+        # Shard 1 saw BLOCK=64..1024 of 'n<=4096', shard 3 BLOCK=256..2048 of 'large'.
+        self.assertEqual(self.winners(), {"n<=4096": block(1024), "large": block(1024)})
+
+    def test_interrupted_shard_is_missing_and_resumes(self):
+        r = self.shard("1/2", env=self.env(TUNE_FAULT_INJECT="log-append-after-write:3"))
+        self.assertEqual(r.returncode, -signal.SIGKILL, r.stderr)
+        self.assertFalse((self.shards / "sm_90" / "shard-1-of-2.json").exists())
+        r = self.shard("2/2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.merge()
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("shard 1/2 not done", r.stderr)
+        self.side.unlink()
+        r = self.shard("1/2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # The three trials logged before the kill are not measured again.
+        self.assertEqual(len(self.side_lines("measure ")), 2)
+        self.assertEqual(self.merge().returncode, 0)
+
+    def test_shard_still_running_is_refused(self):
+        self.assertEqual(self.shard("2/2").returncode, 0)
+        slow = subprocess.Popen([TUNER, "run", "--manifest", str(self.manifest), "--shard", "1/2"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=self.env(FAKE_SLEEP=30))
+        try:
+            lock = self.shards / "sm_90" / "shard-1-of-2.json.lock"
+            deadline = time.time() + 30
+            while not lock.exists() and time.time() < deadline:
+                time.sleep(0.05)
+            r = self.merge()
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(f"tuner merge: error: shard 1/2 is locked by pid {slow.pid} on host ",
+                          r.stderr)
+            self.assertIn("it is still running; merge when it is done", r.stderr)
+            r = self.shard("1/2")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("shard 1/2 is locked by pid", r.stderr)
+        finally:
+            slow.send_signal(signal.SIGTERM)
+            slow.communicate(timeout=30)
+        self.assertFalse(self.record.exists())
+
+    def test_shards_that_disagree_are_refused_naming_the_difference(self):
+        other = self.dir / "other"
+        self.assertEqual(self.shard("1/2").returncode, 0)
+        self.assertEqual(self.shard("2/3", "--out", str(other)).returncode, 0)
+        r = self.merge("--from", str(self.shards), "--from", str(other))
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("tuner merge: error: shards of different splits: ", r.stderr)
+        self.assertIn("(shard 1/2) and ", r.stderr)
+        self.assertIn("(shard 2/3); merge the shards of one split", r.stderr)
+
+        # The same shard twice.
+        shutil.rmtree(other)
+        shutil.copytree(self.shards, other)
+        r = self.merge("--from", str(self.shards), "--from", str(other))
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("tuner merge: error: shard 1/2 found twice: ", r.stderr)
+
+        # Another device kind.
+        shutil.rmtree(other)
+        r = self.shard("2/2", env=self.env(FAKE_DEVICES="0=Other GPU"), *["--device", "0"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.merge()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("tuner merge: error: the shards ran on different kinds of device: "
+                      "'Fake GPU' (", r.stderr)
+        self.assertIn("'Other GPU' (", r.stderr)
+        self.assertIn("a record is for one device kind", r.stderr)
+
+        # Other bench settings (the space changed after the shards ran).
+        self.assertEqual(self.shard("2/2").returncode, 0)
+        space = self.dir / "src" / "saxpy.toml"
+        space.write_text(space.read_text() + "\n[bench]\nrep_ms = 50\n")
+        r = self.merge()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("was measured with other bench settings: rep_ms 100.0 (shard) vs 50.0 "
+                      "(this build)", r.stderr)
+        self.assertFalse(self.record.exists())
+
+    def test_interrupted_merge_leaves_the_record_as_it_was(self):
+        r = self.tuner("run", "--manifest", str(self.manifest), "--timeout", "5")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        before = self.record.read_bytes()
+        self.run_all(2)
+        r = self.merge(env=self.env(TUNE_FAULT_INJECT="record-save-before-rename"))
+        self.assertEqual(r.returncode, -signal.SIGKILL, r.stderr)
+        self.assertEqual(self.record.read_bytes(), before)
+
+    def test_merge_without_shards_says_how_to_make_them(self):
+        r = self.merge()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr, f"tuner merge: {self.shards}: error: no such folder of shard "
+                                   "logs\n")
+        self.shards.mkdir()
+        r = self.merge()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(f"no shard of 'saxpy' (sm_90) under '{self.shards}': run 'tuner run "
+                      f"--manifest {self.manifest} --shard K/N' first", r.stderr)
+
+    # -- several devices of one host -----------------------------------------------------------
+
+    def tune(self, devices, **kw):
+        # `--cmake true`: the warm step succeeds without a build tree (the cache is written).
+        return self.tuner("tune", "--manifest", str(self.manifest), "--cmake", "true",
+                          env=self.env(TUNE_DEVICES=devices, **kw))
+
+    def test_tune_devices_runs_one_shard_per_device_then_merges(self):
+        r = self.tune("0,1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("tune.saxpy: 2 devices of one kind: 0 'Fake GPU', 1 'Fake GPU'", r.stderr)
+        self.assertIn("[gpu 0] ", r.stderr)
+        self.assertIn("[gpu 1] ", r.stderr)
+        devices = self.side_lines("device ")
+        # Two probes, then shard 1/2 on device 0 and 2/2 on device 1, the runoffs on device 0.
+        self.assertEqual(set(devices), {"device 0", "device 1"})
+        self.assertTrue((self.logdir / "devices" / "sm_90" / "shard-1-of-2.json").exists())
+        self.assertEqual(self.winners(), {"n<=4096": block(1024), "large": block(1024)})
+        r = self.tune("0,1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("is fresh", r.stdout)
+
+    def test_tune_devices_of_different_kinds_are_refused(self):
+        r = self.tune("0,1", FAKE_DEVICES="1=Other GPU")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("tune.saxpy: error: TUNE_DEVICES lists devices of different kinds (0 'Fake "
+                      "GPU', 1 'Other GPU'); a record is per device kind: list devices of one "
+                      "kind\n", r.stderr)
+        self.assertEqual(self.side_lines("measure "), [])
+        self.assertFalse(self.record.exists())
+
+    def test_tune_devices_bad_list_is_refused(self):
+        for value, why in [("0,x", "bad device 'x' in '0,x': expected device numbers such as "
+                                   "'0,1', or 'all'"),
+                           ("1,1", "device 1 is listed twice in '1,1'")]:
+            r = self.tune(value)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(f"tune.saxpy: error: TUNE_DEVICES: {why}\n", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]])
