@@ -53,8 +53,8 @@ struct RunOptions {
   std::string remote;     ///< --remote: the remote store (docs/store.md); "" for the default
   bool no_remote_trials = false;  ///< measure every candidate here, adopting no shared trial
   RemoteStore* store = nullptr;   ///< the opened store, set by run_kernel for its buckets
-  std::string shard;      ///< `K/N`: measure only this shard's part (tuner/cli/cmd_shard_run.cpp)
-  std::string out;        ///< where a shard writes its logs and summary
+  std::string shard;  ///< `K/N`: measure only this shard's part (tuner/cli/cmd_shard_run.cpp)
+  std::string out;    ///< where a shard writes its logs and summary
 };
 
 /// Tunes a kernel and writes its records (tuner/cli/cmd_run.cpp); the exit code.
