@@ -62,6 +62,7 @@ set(_tune_public_core_headers
   stop_signals.hpp
   subprocess.hpp
   supervisor.hpp
+  t4_export.hpp
   text.hpp
   toolchain.hpp
   trial.hpp
