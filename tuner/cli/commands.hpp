@@ -28,6 +28,7 @@ void add_run_command(CLI::App& app, Run& run);
 void add_header_command(CLI::App& app, Run& run);
 void add_report_command(CLI::App& app, Run& run);
 void add_archs_command(CLI::App& app, Run& run);
+void add_export_command(CLI::App& app, Run& run);
 
 /// What `tuner run` is asked to do (`tuner tune` asks the same after its warm).
 struct RunOptions {

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   cli::add_header_command(app, run);
   cli::add_report_command(app, run);
   cli::add_archs_command(app, run);
+  cli::add_export_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
