@@ -69,6 +69,7 @@ set(_tune_public_core_headers
   strategy.hpp
   subprocess.hpp
   supervisor.hpp
+  t4_export.hpp
   text.hpp
   toolchain.hpp
   trial.hpp

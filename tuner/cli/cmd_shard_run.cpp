@@ -56,6 +56,8 @@ int run_slice(const KernelBuild& build, const RunOptions& opt, const std::string
       opt.timeout_s,
       process_launcher(worker_command(build.manifest, bucket.name, arch, opt.device)),
       say,
+      opt.store,
+      !opt.no_remote_trials,
       ids,
       false};
   try {

@@ -40,6 +40,7 @@ void add_store_command(CLI::App& app, Run& run);
 void add_merge_command(CLI::App& app, Run& run);
 void add_shards_command(CLI::App& app, Run& run);
 void add_slurm_command(CLI::App& app, Run& run);
+void add_export_command(CLI::App& app, Run& run);
 
 /// What `tuner run` is asked to do (`tuner tune` asks the same after its warm).
 struct RunOptions {

@@ -240,8 +240,10 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
   write_file_atomic(job.merged_log, text, "merge-log");
   if (measured.empty()) return totals;  // nothing valid in any slice: no winner
 
-  const BucketTune tune{job.build,     job.bucket, job.arch, job.merged_log, std::nullopt,
-                        job.timeout_s, job.launch, job.say,  measured,       true};
+  BucketTune tune{job.build,    job.bucket,    job.arch,   job.merged_log,
+                  std::nullopt, job.timeout_s, job.launch, job.say};
+  tune.only = measured;  // nothing is measured again: the merged log holds every trial
+  tune.runoff = true;
   result<BucketResult> r = tune_bucket(tune);
   if (!r) return fail(r.error());
   r->trials = totals.trials;
