@@ -10,7 +10,8 @@
 In the bucket named by FAKE_BROKEN_BUCKET every candidate is invalid ('check failed'). With
 FAKE_HANG_ALL set every measure request hangs; with FAKE_TAME set none misbehaves (BLOCK=128,
 256 and 1024 are measured too); FAKE_SLEEP=<s> makes each measure take that long;
-FAKE_PROTOCOL=<n> says hello in another protocol version. Each start appends 'start <pid>' and
+FAKE_PROTOCOL=<n> says hello in another protocol version; FAKE_LATIN1 puts a Latin-1 byte in
+the crash message. Each start appends 'start <pid>' and
 'bucket <name>' to FAKE_SIDE, each request 'measure <config id>' or 'runoff <incumbent>
 <challenger>'.
 """
@@ -65,7 +66,10 @@ for line in sys.stdin:
         if bucket == os.environ.get("FAKE_BROKEN_BUCKET"):
             answer({"state": "invalid", "reason": "check failed"})
         elif block == 128:
-            sys.stderr.write("fake: segfault in tile loop\n")
+            if os.environ.get("FAKE_LATIN1"):  # a Latin-1 byte, as a compiler or driver may write
+                sys.stderr.buffer.write(b"fake: segfault in tile loop \xe9\n")
+            else:
+                sys.stderr.write("fake: segfault in tile loop\n")
             sys.stderr.flush()
             os.kill(os.getpid(), signal.SIGSEGV)
         elif block == 256:
