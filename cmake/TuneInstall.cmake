@@ -51,6 +51,7 @@ set(_tune_public_core_headers
   file_lock.hpp
   hash.hpp
   input_limits.hpp
+  json_text.hpp
   kernel_build.hpp
   kernel_cache.hpp
   kernel_tune.hpp
@@ -58,6 +59,7 @@ set(_tune_public_core_headers
   record.hpp
   result.hpp
   runoff.hpp
+  safe_file.hpp
   space.hpp
   stop_signals.hpp
   subprocess.hpp
