@@ -52,6 +52,7 @@ set(_tune_public_core_headers
   hash.hpp
   html_plot.hpp
   input_limits.hpp
+  json_text.hpp
   kernel_build.hpp
   kernel_cache.hpp
   kernel_tune.hpp
@@ -63,6 +64,7 @@ set(_tune_public_core_headers
   shared_trials.hpp
   shard.hpp
   shard_merge.hpp
+  safe_file.hpp
   space.hpp
   stop_signals.hpp
   store.hpp

@@ -368,7 +368,10 @@ function(tune_add_kernel name)
     NORMALIZE OUTPUT_VARIABLE space)
   cmake_path(ABSOLUTE_PATH arg_RECORD BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
     NORMALIZE OUTPUT_VARIABLE record)
-  if(NOT EXISTS "${source}" OR IS_DIRECTORY "${source}")
+  if(IS_DIRECTORY "${source}")
+    message(FATAL_ERROR "${fn}: SOURCE '${arg_SOURCE}' is a directory, expected a .cu file")
+  endif()
+  if(NOT EXISTS "${source}")
     message(FATAL_ERROR "${fn}: SOURCE '${arg_SOURCE}' does not exist (looked for '${source}')")
   endif()
   cmake_path(GET source EXTENSION LAST_ONLY source_ext)
@@ -383,6 +386,18 @@ function(tune_add_kernel name)
   if(IS_DIRECTORY "${record}")
     message(FATAL_ERROR "${fn}: RECORD '${arg_RECORD}' is a directory, expected a .json file")
   endif()
+  # Two kernels writing one record would overwrite each other's winners on every tune.
+  get_property(records_taken GLOBAL PROPERTY _TUNE_RECORDS)
+  foreach(taken IN LISTS records_taken)
+    string(REPLACE "|" ";" taken "${taken}")
+    list(GET taken 0 taken_record)
+    list(GET taken 1 taken_kernel)
+    if(taken_record STREQUAL record)
+      message(FATAL_ERROR "${fn}: RECORD '${arg_RECORD}' is already the record of kernel "
+        "'${taken_kernel}': give each kernel its own record")
+    endif()
+  endforeach()
+  set_property(GLOBAL APPEND PROPERTY _TUNE_RECORDS "${record}|${name}")
 
   set(harness)
   foreach(h IN LISTS arg_HARNESS)
@@ -407,10 +422,28 @@ function(tune_add_kernel name)
   endif()
 
   foreach(lib IN LISTS arg_LINK_LIBRARIES)
+    if(NOT TARGET "${lib}" AND lib MATCHES "^[A-Z][A-Z_]*$")
+      # An upper-case word after LINK_LIBRARIES is more likely a mistyped keyword.
+      message(FATAL_ERROR "${fn}: LINK_LIBRARIES '${lib}' is not a target, nor a keyword of "
+        "tune_add_kernel (SOURCE, SPACE, RECORD, HARNESS, ENTRY, ARCH, LINK_LIBRARIES, "
+        "COMPILE_OPTIONS, INCLUDE_DIRECTORIES, DEFINITIONS)")
+    endif()
     if(NOT TARGET "${lib}")
       message(FATAL_ERROR "${fn}: LINK_LIBRARIES '${lib}' is not a target (declare it before "
         "tune_add_kernel)")
     endif()
+    # Inherited definitions go into the manifest's JSON unescaped (generator expressions, see
+    # below): one holding '"' or '\' would make a manifest no step can read.
+    get_target_property(lib_defs "${lib}" INTERFACE_COMPILE_DEFINITIONS)
+    foreach(def IN LISTS lib_defs)
+      string(FIND "${def}" "\"" quote_at)
+      string(FIND "${def}" "\\" backslash_at)
+      if(NOT quote_at EQUAL -1 OR NOT backslash_at EQUAL -1)
+        message(FATAL_ERROR "${fn}: the definition '${def}' inherited from LINK_LIBRARIES "
+          "'${lib}' holds a quote or a backslash, which the kernel manifest cannot carry: "
+          "define it without them (e.g. through a header), or pass it in DEFINITIONS")
+      endif()
+    endforeach()
   endforeach()
 
   set(refused_options -arch --gpu-architecture -gencode --generate-code -code --gpu-code
@@ -489,8 +522,9 @@ function(tune_add_kernel name)
   # Inherited include directories and definitions are generator expressions (usage
   # requirements may hold $<BUILD_INTERFACE:...>), so the manifest is written at generate time.
   # Our own values are escaped for JSON and for the generator expression they sit in; inherited
-  # values are placed in JSON strings as they are: one holding '"' or '\' would not be valid
-  # JSON, which the tuner then reports naming the manifest.
+  # values are placed in JSON strings as they are: a direct LINK_LIBRARIES target's definition
+  # holding '"' or '\' is refused above; a deeper one would not be valid JSON, which the tuner
+  # then reports naming the manifest.
   foreach(kind inc def)
     set(${kind}_items)
   endforeach()

@@ -280,6 +280,33 @@ class RunnerCli(unittest.TestCase):
                            capture_output=True, text=True)
         self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
 
+    def test_a_long_bucket_label_and_a_latin1_death_still_make_a_record(self):
+        # Issue 21: a 243-character label made `File name too long` after the other buckets
+        # were measured; a non-UTF-8 byte in a dying worker's stderr aborted the run.
+        long = "L" * 243
+        space = self.dir / "src" / "saxpy.toml"
+        space.write_text(space.read_text().replace('name = "large"', f'name = "{long}"'))
+        r = subprocess.run([TUNER, "run", "--manifest", str(self.manifest), "--timeout", "1"],
+                           capture_output=True, text=True, errors="replace",
+                           env=self.env(FAKE_LATIN1="1"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = sorted(p.name for p in (self.logdir / "sm_90").iterdir())
+        long_names = [n for n in names if n.startswith("LLLL")]
+        self.assertEqual(len(long_names), 2, names)
+        for n in long_names:
+            self.assertLessEqual(len(n), 200)
+            self.assertRegex(n, r"^L+~[0-9a-f]{16}\.(trials\.jsonl|result\.json)$")
+        record = json.loads(self.record.read_text())
+        self.assertEqual(sorted(e["bucket"] for e in record["entries"]), sorted([BUCKET, long]))
+        crashed = [t for t in self.trials() if t["config_id"] == block(128)]
+        self.assertTrue(crashed and "tile loop \ufffd" in crashed[0]["reason"], crashed)
+        # A second run resumes from the same bounded files.
+        again = subprocess.run([TUNER, "run", "--manifest", str(self.manifest), "--timeout", "1"],
+                               capture_output=True, text=True, errors="replace",
+                               env=self.env(FAKE_LATIN1="1"))
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertEqual(sorted(p.name for p in (self.logdir / "sm_90").iterdir()), names)
+
     def test_tuner_run_writes_no_record_without_a_winner_for_every_bucket(self):
         self.record.write_text("old record\n")
         r = subprocess.run([TUNER, "run", "--manifest", str(self.manifest), "--timeout", "1"],

@@ -82,6 +82,38 @@ class ConfigureTest(unittest.TestCase):
             "tune_add_kernel(scale): LINK_LIBRARIES 'nope' is not a target (declare it before "
             "tune_add_kernel)")
 
+    # -- issue 21: declarations that can never work, and clearer messages ---------------------
+
+    def test_source_that_is_a_directory(self):
+        self.assert_fails(
+            "tune_add_kernel(scale SOURCE kernels SPACE spaces/scale.toml "
+            "RECORD records/scale.json ARCH sm_90)",
+            "tune_add_kernel(scale): SOURCE 'kernels' is a directory, expected a .cu file")
+
+    def test_unknown_keyword_after_link_libraries(self):
+        self.assert_fails(
+            f"tune_add_kernel(scale {GOOD} ARCH sm_90 LINK_LIBRARIES scale_defs HARNES x.cpp)",
+            "tune_add_kernel(scale): LINK_LIBRARIES 'HARNES' is not a target, nor a keyword of "
+            "tune_add_kernel (SOURCE, SPACE, RECORD, HARNESS, ENTRY, ARCH, LINK_LIBRARIES, "
+            "COMPILE_OPTIONS, INCLUDE_DIRECTORIES, DEFINITIONS)")
+
+    def test_two_kernels_may_not_share_a_record(self):
+        self.assert_fails(
+            f"{DECLARE}\ntune_add_kernel(scale2 SOURCE kernels/scale.cu SPACE spaces/scale.toml "
+            "RECORD records/scale.json ARCH sm_90)",
+            "tune_add_kernel(scale2): RECORD 'records/scale.json' is already the record of kernel "
+            "'scale': give each kernel its own record")
+
+    def test_inherited_definition_with_quotes_is_refused(self):
+        self.assert_fails(
+            "add_library(quoted INTERFACE)\n"
+            "target_compile_definitions(quoted INTERFACE VERSION_STR=\"1.2\")\n"
+            f"tune_add_kernel(scale {GOOD} ARCH sm_90 LINK_LIBRARIES quoted)",
+            "tune_add_kernel(scale): the definition 'VERSION_STR=\"1.2\"' inherited from "
+            "LINK_LIBRARIES 'quoted' holds a quote or a backslash, which the kernel manifest "
+            "cannot carry: define it without them (e.g. through a header), or pass it in "
+            "DEFINITIONS")
+
     def test_compile_options_may_not_choose_the_architecture(self):
         self.assert_fails(
             f"tune_add_kernel(scale {GOOD} ARCH sm_90 COMPILE_OPTIONS -lineinfo -arch=sm_80)",

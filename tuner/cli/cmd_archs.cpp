@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/core/json_text.hpp>
 #include <tuner/core/kernel_cache.hpp>
 
 namespace tune::cli {
@@ -38,7 +39,7 @@ int run_archs(const ArchsOptions& opt) {
                             {"max_shared_per_block", limits.max_shared_per_block},
                             {"max_static_shared", limits.max_static_shared}});
   }
-  fmt::print("{}\n", out.dump(2));
+  fmt::print("{}\n", dump_json(out, 2));
   return exit_ok;
 }
 

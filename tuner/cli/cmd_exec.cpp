@@ -13,8 +13,10 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/autotuner.hpp>
+#include <tuner/core/json_text.hpp>
 #include <tuner/core/space.hpp>
 #include <tuner/core/stop_signals.hpp>
 #include <tuner/core/subprocess.hpp>
@@ -173,6 +175,14 @@ std::string trial_summary(const Trial& t, bool maximize) {
 
 int run_exec(const ExecOptions& opt) {
   constexpr std::string_view me = "tuner exec";
+  if (opt.log.empty()) {
+    fmt::print(stderr, "{}: error: --log must name a file, got ''\n", me);
+    return exit_bad_input;
+  }
+  if (valid_utf8(opt.arch) != opt.arch) {  // it goes into the log header, which is JSON
+    fmt::print(stderr, "{}: error: --arch must be UTF-8 text, got '{}'\n", me, printable(opt.arch));
+    return exit_bad_input;
+  }
   result<Space> loaded = Space::load(opt.space);
   if (!loaded) {
     fmt::print(stderr, "{}\n", loaded.error().str());
@@ -257,7 +267,7 @@ int run_exec(const ExecOptions& opt) {
     doc["trials"] = nlohmann::json::array();
     for (const Trial& t : out.trials)
       doc["trials"].push_back(to_json(t));
-    fmt::print("{}\n", doc.dump(2));
+    fmt::print("{}\n", dump_json(doc, 2));
   }
   if (out.incumbent_failure) {
     fmt::print(stderr, "{}: error: {}\n", me, *out.incumbent_failure);
@@ -299,10 +309,10 @@ void add_exec_command(CLI::App& app, Run& run) {
   sub->add_option("--log", opt->log, "the trial log (JSON Lines); created if missing")->required();
   sub->add_option("--budget", opt->budget_s,
                   "wall-clock budget in seconds (default: the space's [search] budget_s)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(seconds(/*zero_allowed=*/true));
   sub->add_option("--timeout", opt->timeout_s,
                   "seconds before one run is killed (default: the space's [search] timeout_s)")
-      ->check(CLI::PositiveNumber);
+      ->check(seconds(/*zero_allowed=*/false));
   sub->add_flag("--maximize", opt->maximize, "the command reports a score: higher is better");
   sub->add_option("--arch", opt->arch, "the architecture to record in the log header");
   sub->add_flag("--json", opt->json, "print the best config and every trial as JSON on stdout");

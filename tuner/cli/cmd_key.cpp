@@ -14,6 +14,7 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/cache_key.hpp>
+#include <tuner/core/json_text.hpp>
 #include <tuner/core/kernel_build.hpp>
 
 namespace tune::cli {
@@ -61,7 +62,7 @@ int run_key(const KeyOptions& opt) {
     j["dependencies"] = nlohmann::json::array();
     for (const auto& d : key.dependencies)
       j["dependencies"].push_back(d.string());
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", dump_json(j, 2));
     return exit_ok;
   }
   fmt::print("{}\n", key.digest);

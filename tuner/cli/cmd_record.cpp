@@ -84,6 +84,10 @@ int run_record_set(const RecordSetOptions& opt) {
   std::error_code lock_ec;
   std::filesystem::create_directories(path->parent_path(), lock_ec);
   result<FileLock> lock = FileLock::try_lock(*path, "record");
+  if (!lock && lock.error().path == FileLock::lock_path(*path).string()) {
+    fmt::print(stderr, "tuner record set: error: {}\n", lock.error().str());  // a refused lock
+    return exit_bad_input;
+  }
   if (!lock) {
     fmt::print(stderr, "tuner record set: error: {}: {}: wait for the tune that writes it\n", label,
                lock.error().message);

@@ -31,6 +31,7 @@
 #include <tuner/cli/log_reader.hpp>
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/html_plot.hpp>
+#include <tuner/core/safe_file.hpp>
 
 namespace tune::cli {
 namespace {
@@ -382,14 +383,16 @@ int run_report(const ReportOptions& opt) {
   std::string body;
   std::size_t trials = 0;
   for (const std::string& file : files) {
+    if (auto d = not_regular_problem(file)) {  // /dev/zero would be read until memory ends
+      fmt::print(stderr, "{}\n", d->str());
+      return exit_bad_input;
+    }
     std::ifstream in(file, std::ios::binary);
     if (!in) {
       fmt::print(stderr, "tuner report: error: cannot read '{}'\n", file);
       return exit_bad_input;
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    result<LogFile> log = parse_log_file(file, ss.str());
+    result<LogFile> log = read_log(file, in);  // streamed: a huge line is never held whole
     if (!log) {
       fmt::print(stderr, "{}\n", log.error().str());
       return exit_bad_input;

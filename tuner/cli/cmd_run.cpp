@@ -28,12 +28,14 @@
 
 #include <fmt/core.h>
 
+#include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/bucket_name.hpp>
 #include <tuner/core/bucket_result.hpp>
 #include <tuner/core/file_lock.hpp>
 #include <tuner/core/kernel_tune.hpp>
 #include <tuner/core/remote_store.hpp>
+#include <tuner/core/safe_file.hpp>
 #include <tuner/core/stop_signals.hpp>
 #include <tuner/core/text.hpp>
 #include <tuner/core/toolchain.hpp>
@@ -143,6 +145,10 @@ int run_arch(const KernelBuild& build, const RunOptions& opt, const std::string&
   // One tune per record at a time: held from the first measurement to the record's write, so
   // that another build tree of this source tree (or `tuner record set`) is refused.
   result<FileLock> lock = FileLock::try_lock(record_path, "record");
+  if (!lock && lock.error().path == FileLock::lock_path(record_path).string()) {
+    fmt::print(stderr, "tuner run: error: {}\n", lock.error().str());  // a refused lock file
+    return exit_bad_input;
+  }
   if (!lock) {
     fmt::print(stderr,
                "tuner run: error: {} ({}): {}: another tune of '{}' is writing it (from this or "
@@ -166,12 +172,13 @@ int run_arch(const KernelBuild& build, const RunOptions& opt, const std::string&
   std::vector<std::string> without_winner;
   std::vector<BucketResult> results;
   for (const Bucket& bucket : build.space.buckets()) {
+    // Bounded: a long label keeps a readable start and a hash, so its files can be created.
     const std::string enc = encode_bucket(bucket.name);
-    const fs::path result_path = dir / (enc + ".result.json");
+    const fs::path result_path = dir / bounded_file_name(enc, ".result.json");
     std::optional<BucketResult> r;
     if (opt.bucket.empty() || opt.bucket == bucket.name) {
-      BucketOutcome o =
-          tune_one(build, opt, arch, bucket, dir / (enc + ".trials.jsonl"), result_path);
+      BucketOutcome o = tune_one(build, opt, arch, bucket,
+                                 dir / bounded_file_name(enc, ".trials.jsonl"), result_path);
       if (o.stop != exit_ok) return o.stop;
       if (o.result && o.result->best) r = std::move(o.result);
     } else {
@@ -267,10 +274,13 @@ void add_run_command(CLI::App& app, Run& run) {
   sub->add_option("--bucket", opt->bucket,
                   "measure only this bucket (the others keep their last results)");
   sub->add_option("--arch", opt->arch, "one architecture (default: every one the manifest lists)");
-  sub->add_option("--budget", opt->budget_s, "wall-clock budget per bucket in seconds");
-  sub->add_option("--timeout", opt->timeout_s, "per-candidate timeout in seconds");
+  sub->add_option("--budget", opt->budget_s, "wall-clock budget per bucket in seconds")
+      ->check(seconds(/*zero_allowed=*/true));
+  sub->add_option("--timeout", opt->timeout_s, "per-candidate timeout in seconds")
+      ->check(seconds(/*zero_allowed=*/false));
   sub->add_option("--device", opt->device,
-                  "the device index (default 0; CUDA_VISIBLE_DEVICES applies)");
+                  "the device index (default 0; CUDA_VISIBLE_DEVICES applies)")
+      ->check(whole_number(0, 1023));
   sub->add_option("--remote", opt->remote,
                   "the remote store (http(s)://host:port/prefix, a directory, or off; default: "
                   "TUNE_REMOTE_STORE, else the build's)");

@@ -9,6 +9,7 @@
 // record or a log.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -21,7 +22,11 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/log_reader.hpp>
+#include <tuner/core/input_limits.hpp>
+#include <tuner/core/json_text.hpp>
 #include <tuner/core/record.hpp>
+#include <tuner/core/safe_file.hpp>
+#include <tuner/core/text.hpp>
 
 namespace tune::cli {
 
@@ -36,7 +41,12 @@ struct ShowOptions {
 };
 
 // Prints rows with each column padded to its widest cell, two spaces apart, no trailing blanks.
-void print_table(const Table& rows) {
+void print_table(const Table& raw) {
+  // Cells come from the file: its control characters (an escape sequence) are shown, not sent.
+  Table rows = raw;
+  for (auto& row : rows)
+    for (auto& cell : row)
+      cell = printable(cell);
   std::vector<std::size_t> width;
   for (const auto& row : rows)
     for (std::size_t i = 0; i < row.size(); ++i) {
@@ -73,6 +83,12 @@ int show_record(const ShowOptions& opt, const std::string& content) {
     fmt::print(stderr, "{}\n", r.error().str());
     return exit_bad_input;
   }
+  if (r->schema_version != record_schema_version) {  // its entries cannot be read
+    fmt::print(stderr,
+               "{}: error: record schema_version {} is not supported (this tuner reads {})\n",
+               opt.file, r->schema_version, record_schema_version);
+    return exit_bad_input;
+  }
   if (opt.json) {
     fmt::print("{}", r->dump());
     return exit_ok;
@@ -106,8 +122,8 @@ int show_record(const ShowOptions& opt, const std::string& content) {
   return exit_ok;
 }
 
-int show_log(const ShowOptions& opt, const std::string& content) {
-  result<LogFile> log = parse_log_file(opt.file, content);
+int show_log(const ShowOptions& opt) {
+  result<LogFile> log = read_log_file(opt.file);  // streamed: a huge line is never held whole
   if (!log) {
     fmt::print(stderr, "{}\n", log.error().str());
     return exit_bad_input;
@@ -117,7 +133,7 @@ int show_log(const ShowOptions& opt, const std::string& content) {
   const json* header = &log->header;
   const std::vector<json>& trials = log->trials;
   if (opt.json) {
-    fmt::print("{}\n", json{{"header", *header}, {"trials", trials}}.dump(2));
+    fmt::print("{}\n", dump_json(json{{"header", *header}, {"trials", trials}}, 2));
     return exit_ok;
   }
   print_table({{"log", opt.file},
@@ -150,12 +166,18 @@ int show_log(const ShowOptions& opt, const std::string& content) {
                     text(t, "reps"), text(t, "phase"), note});
     if (state == "measured" && t.value("median_ms", json()).is_number()) {
       ++measured;
-      if (best == nullptr || t["median_ms"].get<double>() < (*best)["median_ms"].get<double>())
+      const double v = t["median_ms"].get<double>();
+      // The header's objective decides: with --maximize the value is a score, higher is better.
+      if (best == nullptr || (log->maximize ? v > (*best)["median_ms"].get<double>()
+                                            : v < (*best)["median_ms"].get<double>()))
         best = &t;
     }
   }
   print_table(rows);
-  if (best != nullptr)
+  if (best != nullptr && log->maximize)
+    fmt::print("best: {} (score {}), {} of {} trials measured\n", text(*best, "config_id"),
+               ms((*best)["median_ms"]), measured, trials.size());
+  else if (best != nullptr)
     fmt::print("best: {} ({} ms), {} of {} trials measured\n", text(*best, "config_id"),
                ms((*best)["median_ms"]), measured, trials.size());
   else
@@ -164,15 +186,26 @@ int show_log(const ShowOptions& opt, const std::string& content) {
 }
 
 int run_show(const ShowOptions& opt) {
+  if (auto d = not_regular_problem(opt.file)) {  // /dev/zero would be read until memory ends
+    fmt::print(stderr, "{}\n", d->str());
+    return exit_bad_input;
+  }
   std::ifstream in(opt.file, std::ios::binary);
   if (!in) {
     fmt::print(stderr, "tuner show: error: cannot read '{}'\n", opt.file);
     return exit_bad_input;
   }
+  if (looks_like_log(opt.file, first_line(opt.file))) return show_log(opt);
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(opt.file, ec);
+  if (!ec)
+    if (auto d = size_problem(opt.file, size, max_record_bytes, "a record")) {
+      fmt::print(stderr, "{}\n", d->str());
+      return exit_bad_input;
+    }
   std::ostringstream ss;
   ss << in.rdbuf();
-  std::string content = ss.str();
-  return looks_like_log(opt.file, content) ? show_log(opt, content) : show_record(opt, content);
+  return show_record(opt, ss.str());
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/core/json_text.hpp>
 #include <tuner/core/verify.hpp>
 
 namespace tune::cli {
@@ -90,7 +91,7 @@ int run_status(const StatusOptions& opt) {
     }
   }
   if (opt.json) {
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", dump_json(out, 2));
   } else {
     std::size_t wk = 0, wa = 0, ws = 0;
     for (const auto& r : rows) {

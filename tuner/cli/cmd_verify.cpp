@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/core/json_text.hpp>
 #include <tuner/core/verify.hpp>
 
 namespace tune::cli {
@@ -84,7 +85,7 @@ int run_verify(const VerifyCliOptions& opt) {
       fmt::print("{}: fresh ({} {}, {} {})\n", label, m.kernel, arch, v->record->entries().size(),
                  v->record->entries().size() == 1 ? "entry" : "entries");
   }
-  if (opt.json) fmt::print("{}\n", out.dump(2));
+  if (opt.json) fmt::print("{}\n", dump_json(out, 2));
   return rc;
 }
 

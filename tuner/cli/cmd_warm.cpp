@@ -15,6 +15,7 @@
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/cache_key.hpp>
+#include <tuner/core/json_text.hpp>
 #include <tuner/core/kernel_build.hpp>
 #include <tuner/core/kernel_cache.hpp>
 #include <tuner/core/remote_store.hpp>
@@ -192,7 +193,7 @@ int run_warm(const WarmOptions& opt) {
                        {"uploaded_bytes", remote->stats().uploaded_bytes},
                        {"uploads", remote->stats().uploads}};
     }
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", dump_json(out, 2));
   } else if (opt.stamp.empty()) {
     std::string arch_list;
     for (const std::string& a : *archs)

@@ -89,7 +89,7 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view data,
   name += '.';
   name += std::to_string(counter.fetch_add(1));
   std::filesystem::path tmp = dir / name;
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) throw error("cannot create '" + tmp.string() + "': " + errno_text(errno));
   TempFile file(tmp, fd);
   const char* p = data.data();

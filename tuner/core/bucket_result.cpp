@@ -9,6 +9,7 @@
 
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/input_limits.hpp>
+#include <tuner/core/json_text.hpp>
 
 namespace tune {
 
@@ -88,7 +89,7 @@ void from_json(const json& j, BucketResult& r) {
 }
 
 std::string BucketResult::dump() const {
-  return json(*this).dump(2) + "\n";
+  return dump_json(json(*this), 2) + "\n";
 }
 
 void BucketResult::save(const std::filesystem::path& path) const {

@@ -19,13 +19,17 @@ struct LockHolder {
 };
 
 /// An exclusive advisory lock on `<target>.lock`, held for the object's lifetime (RAII,
-/// move-only). Not inherited by child processes (close-on-exec).
+/// move-only). Inherited by the child processes this process starts: one left running by a
+/// killed holder (a measured command, a worker on the device) keeps the lock until it ends, and
+/// the refusal then names it.
 class FileLock {
  public:
   /// Takes the lock for `target` without waiting. When another open holds it, returns a
   /// diagnostic for `target`: `<noun> is locked by pid <pid> on host '<host>'` (or `by another
-  /// process` when the note is unreadable). Throws tune::error when the lock file cannot be
-  /// created or locked for another reason (permissions, no such directory).
+  /// process` when the note is unreadable). A lock file that is a symbolic link or not a
+  /// regular file is refused with a diagnostic for the lock file itself (safe_file.hpp). Throws
+  /// tune::error when the lock file cannot be created or locked for another reason (permissions, no
+  /// such directory).
   static result<FileLock> try_lock(const std::filesystem::path& target, std::string_view noun);
 
   /// The lock file used for `target`: `<target>.lock`.

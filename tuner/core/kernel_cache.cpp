@@ -18,7 +18,9 @@
 
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/hash.hpp>
+#include <tuner/core/json_text.hpp>
 #include <tuner/core/result.hpp>
+#include <tuner/core/safe_file.hpp>
 #include <tuner/core/subprocess.hpp>
 
 extern char** environ;
@@ -285,7 +287,7 @@ CacheEntry KernelCache::store(CacheEntry entry, const std::optional<fs::path>& c
     entry.cubin_sha256.clear();
     if (cubin) fs::remove(*cubin, ec);
   }
-  write_file_atomic(entry_path(entry.key), json(entry).dump(2) + "\n");
+  write_file_atomic(entry_path(entry.key), dump_json(json(entry), 2) + "\n");
   return entry;
 }
 
@@ -293,10 +295,9 @@ void append_compile_log(const fs::path& log, std::string_view key, std::string_v
   std::error_code ec;
   if (log.has_parent_path()) fs::create_directories(log.parent_path(), ec);
   const std::string line = fmt::format("{} {}\n", key, config_id);
-  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw error(
-        fmt::format("cannot open the compile log '{}': {}", log.string(), std::strerror(errno)));
+  result<int> opened = open_for_writing(log, O_WRONLY | O_CREAT | O_APPEND, "the compile log");
+  if (!opened) throw error(opened.error().str());  // the build tree's own file, not user input
+  const int fd = *opened;
   const ssize_t n = ::write(fd, line.data(), line.size());
   const int saved = errno;
   ::close(fd);

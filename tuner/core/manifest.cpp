@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/input_limits.hpp>
+#include <tuner/core/safe_file.hpp>
 
 namespace tune {
 namespace {
@@ -93,6 +94,7 @@ std::string strip_trailing_separator(fs::path p) {
 }  // namespace
 
 result<Manifest> Manifest::load(const fs::path& path) {
+  if (auto d = not_regular_problem(path)) return fail(*d);  // /dev/zero would never end
   std::error_code ec;
   const std::uintmax_t size = fs::file_size(path, ec);
   if (!ec)

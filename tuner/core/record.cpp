@@ -12,6 +12,8 @@
 
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/input_limits.hpp>
+#include <tuner/core/json_text.hpp>
+#include <tuner/core/safe_file.hpp>
 #include <tuner/core/text.hpp>
 
 namespace tune {
@@ -45,7 +47,7 @@ struct RecordReader {
   static std::string shown(const json& got) {
     if (got.is_number_float() && !std::isfinite(got.get<double>()))
       return "a number out of range";  // dump() would print null
-    std::string text = got.dump();
+    std::string text = dump_json(got);
     if (text.size() > 100)
       text = text.substr(0, 100) + "... (" + std::to_string(text.size()) + " bytes)";
     return text;
@@ -240,7 +242,7 @@ json Record::to_json() const {
 }
 
 std::string Record::dump() const {
-  return to_json().dump(2) + "\n";
+  return dump_json(to_json(), 2) + "\n";
 }
 
 void RecordContext::stamp_here_and_now() {
@@ -276,6 +278,7 @@ result<Record> Record::parse(std::string_view json_text, const std::string& path
 }
 
 result<Record> Record::load(const fs::path& path) {
+  if (auto d = not_regular_problem(path)) return fail(*d);  // /dev/zero would never end
   std::error_code ec;
   const std::uintmax_t size = fs::file_size(path, ec);
   if (!ec)

@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include <tuner/core/input_limits.hpp>
+#include <tuner/core/safe_file.hpp>
 #include <tuner/core/text.hpp>
 
 namespace tune {
@@ -401,6 +402,7 @@ result<Space> Space::load(const std::filesystem::path& path) {
   if (!std::filesystem::exists(path, ec)) return fail(label, 0, 0, "no such file");
   if (std::filesystem::is_directory(path, ec))
     return fail(label, 0, 0, "is a directory, expected a space file");
+  if (auto d = not_regular_problem(path)) return fail(*d);  // /dev/zero would never end
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   if (!ec)
     if (auto d = size_problem(label, size, max_space_bytes, "a space file")) return fail(*d);

@@ -16,6 +16,7 @@
 
 #include <fmt/core.h>
 
+#include <tuner/core/child_reaper.hpp>
 #include <tuner/core/result.hpp>
 #include <tuner/core/stop_signals.hpp>
 
@@ -133,6 +134,19 @@ Subprocess::Subprocess(std::vector<std::string> argv, const SpawnOptions& option
     throw error(fmt::format("cannot run '{}': {}", argv[0], std::strerror(why)));
   }
   ::setpgid(pid_, pid_);
+  detail::own(pid_);
+  detail::become_subreaper();
+  int life[2];
+  if (::pipe2(life, O_CLOEXEC) == 0) {
+    watcher_ = detail::start_watcher(pid_, life);
+    ::close(life[0]);
+    if (watcher_ > 0) {
+      detail::own(watcher_);
+      life_ = life[1];
+    } else {
+      ::close(life[1]);
+    }
+  }
   ::close(in[0]);
   ::close(out[1]);
   ::close(err[1]);
@@ -145,9 +159,22 @@ Subprocess::Subprocess(std::vector<std::string> argv, const SpawnOptions& option
 
 Subprocess::~Subprocess() {
   if (!status_ && pid_ > 0) kill();
+  end_watcher();
   close_fd(in_);
   close_fd(out_);
   close_fd(err_);
+}
+
+void Subprocess::end_watcher() noexcept {
+  // Closing the life pipe makes the watcher kill what is left of the group, then exit.
+  close_fd(life_);
+  if (watcher_ > 0) {
+    while (::waitpid(watcher_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    detail::disown(watcher_);
+    watcher_ = -1;
+  }
+  detail::kill_orphans();
 }
 
 bool Subprocess::running() {
@@ -220,11 +247,13 @@ ExitStatus Subprocess::reap(bool block) {
     if (r < 0 && errno == EINTR) continue;
     if (r == 0) return {};  // still running
     if (r < 0) {
+      detail::disown(pid_);
       status_ = ExitStatus{false, -1, 0};
       return *status_;
     }
     break;
   }
+  detail::disown(pid_);
   ExitStatus s;
   if (WIFSIGNALED(status)) {
     s.signaled = true;
@@ -243,7 +272,9 @@ ExitStatus Subprocess::kill() {
   if (status_) return *status_;
   ::kill(-pid_, SIGKILL);
   ::kill(pid_, SIGKILL);
-  return reap(true);
+  const ExitStatus s = reap(true);
+  end_watcher();  // and whatever escaped the group with setsid
+  return s;
 }
 
 ExitStatus Subprocess::wait() {
@@ -307,10 +338,12 @@ ExitStatus run_attached(std::vector<std::string> argv) {
     }
     throw error(fmt::format("cannot run '{}': {}", argv[0], std::strerror(why)));
   }
+  detail::own(pid);
   StopSignals::pass_on_to(pid);
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   StopSignals::forget_child();
+  detail::disown(pid);
   ExitStatus s;
   if (WIFSIGNALED(status)) {
     s.signaled = true;
@@ -363,8 +396,10 @@ Captured run_captured(std::vector<std::string> argv, const CaptureOptions& optio
     }
   }
   c.status = (c.timed_out || c.stopped) ? child.kill() : child.wait();
-  // What it left running in the background ends with it (its process group).
+  // What it left running in the background ends with it: its process group, then (the
+  // watcher's pipe closed) what left the group with setsid.
   ::kill(-child.pid(), SIGKILL);
+  child.end_watcher();
   if (options.stop && !c.stopped && !c.timed_out && options.stop()) c.stopped = true;
   c.out = std::move(child.out_buf_);
   trim(c.out);

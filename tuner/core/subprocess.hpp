@@ -9,6 +9,10 @@
 // The first two run the child in its own process group (a timeout kills whatever it started
 // too); every child dies with its parent (PR_SET_PDEATHSIG), and its stderr is collected, the
 // tail kept, so a death can be explained. One ExitStatus describes how any of them ended.
+// Nothing they start outlives them: a watcher process in the child's group kills the group when
+// this process dies, even by SIGKILL (PR_SET_PDEATHSIG reaches the direct child only), and this
+// process is a subreaper (PR_SET_CHILD_SUBREAPER), so a grandchild that left the group with
+// setsid is adopted here and killed when its child ends, is killed or times out.
 #pragma once
 
 #include <sys/types.h>
@@ -110,8 +114,11 @@ class Subprocess {
   friend Captured run_captured(std::vector<std::string> argv, const CaptureOptions& options);
   void drain(int timeout_ms);
   ExitStatus reap(bool block);
+  void end_watcher() noexcept;
 
   pid_t pid_ = -1;
+  pid_t watcher_ = -1;  ///< kills the child's process group when this process dies
+  int life_ = -1;       ///< the watcher's pipe: closed (or this process dead), it kills
   int in_ = -1;
   int out_ = -1;
   int err_ = -1;

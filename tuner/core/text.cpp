@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -89,6 +90,78 @@ std::string one_line(std::string_view text) {
       i = j;
     } else {
       out += text[i++];
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// The length of the well-formed UTF-8 sequence at `text[i]` (1 to 4) and true; or, when none
+// begins there, the length of its maximal subpart (the lead byte and the continuation bytes that
+// still fit it, at least 1) and false, which becomes one U+FFFD (Unicode's recommended
+// practice; RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
+std::pair<std::size_t, bool> utf8_sequence(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return {1, true};
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return {1, false};
+  }
+  for (std::size_t k = 1; k < n; ++k) {
+    const bool fits = i + k < text.size() && byte(i + k) >= (k == 1 ? lo : 0x80) &&
+                      byte(i + k) <= (k == 1 ? hi : 0xBF);
+    if (!fits) return {k, false};
+  }
+  return {n, true};
+}
+
+constexpr std::string_view replacement_character = "\xEF\xBF\xBD";
+
+}  // namespace
+
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto [n, ok] = utf8_sequence(text, i);
+    if (ok)
+      out.append(text.substr(i, n));
+    else
+      out += replacement_character;
+    i += n;
+  }
+  return out;
+}
+
+std::string printable(std::string_view text) {
+  const std::string valid = valid_utf8(text);
+  std::string out;
+  out.reserve(valid.size());
+  for (std::size_t i = 0; i < valid.size(); ++i) {
+    const auto c = static_cast<unsigned char>(valid[i]);
+    const bool c0 = (c < 0x20 && c != '\t' && c != '\n') || c == 0x7F;
+    // U+0080..U+009F (C1 controls, CSI among them) are C2 80..C2 9F in UTF-8.
+    const bool c1 =
+        c == 0xC2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) <= 0x9F;
+    if (c0) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c1) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(valid[++i]));
+    } else {
+      out += valid[i];
     }
   }
   return out;

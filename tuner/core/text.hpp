@@ -53,6 +53,17 @@ std::string last_line(std::string_view text);
 /// `text` cut to at most `max` bytes, with "..." after a cut.
 std::string shorten(std::string text, std::size_t max = 300);
 
+/// `text` as valid UTF-8: each maximal run of bytes that cannot be part of a well-formed UTF-8
+/// sequence (a Latin-1 byte in compiler output, a sequence cut by `shorten`) becomes one U+FFFD.
+/// JSON holds only UTF-8: json_text.hpp's dump_json passes every string it writes through here.
+std::string valid_utf8(std::string_view text);
+
+/// `text` safe to print on a terminal: valid UTF-8 (as valid_utf8) with each control character
+/// but tab and line feed (an escape sequence's ESC, a carriage return) written as `\xNN` (a C1
+/// control as `\u00NN`), so that text read from a file cannot move the cursor, recolour or retitle
+/// the terminal.
+std::string printable(std::string_view text);
+
 /// `text` on one line: each run of white space that holds a line break becomes one space (a
 /// multi-line TOML string quoted in a message).
 std::string one_line(std::string_view text);

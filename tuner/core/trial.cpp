@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 
+#include <tuner/core/json_text.hpp>
+
 namespace tune {
 
 std::string_view to_string(Phase phase) {
@@ -87,7 +89,7 @@ nlohmann::json to_json(const Trial& trial) {
 }
 
 std::string to_json_line(const Trial& trial) {
-  return to_json(trial).dump();
+  return dump_json(to_json(trial));
 }
 
 namespace {

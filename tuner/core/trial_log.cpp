@@ -16,6 +16,8 @@
 
 #include <tuner/core/fault_inject.hpp>
 #include <tuner/core/input_limits.hpp>
+#include <tuner/core/json_text.hpp>
+#include <tuner/core/safe_file.hpp>
 
 namespace tune {
 
@@ -290,8 +292,9 @@ result<TrialLog> TrialLog::open(const std::filesystem::path& path, const LogHead
   create_parent_directories(path);
   result<FileLock> lock = FileLock::try_lock(path, "log");
   if (!lock) return fail(lock.error());
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) throw error(fmt::format("cannot open '{}': {}", where, errno_text()));
+  result<int> opened = open_for_writing(path, O_RDWR | O_CREAT | O_APPEND, "trial log");
+  if (!opened) return fail(opened.error());
+  const int fd = *opened;
   TrialLog log(path, std::move(*lock), fd);
   log.header_ = header;
   struct stat st {};
@@ -305,7 +308,7 @@ result<TrialLog> TrialLog::open(const std::filesystem::path& path, const LogHead
 
   const std::size_t first_nl = text.find('\n');
   if (first_nl == std::string::npos) {
-    const std::string header_line = to_json(header).dump() + "\n";
+    const std::string header_line = dump_json(to_json(header)) + "\n";
     if (auto refusal = start_log(text, fd, path, header, header_line, log.warnings_))
       return *refusal;
     log.size_ = header_line.size();

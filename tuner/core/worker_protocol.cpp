@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/core/json_text.hpp>
 #include <tuner/core/text.hpp>
 
 namespace tune {
@@ -71,7 +72,7 @@ std::string encode(const WorkerRequest& request) {
          {"incumbent", candidate_json(r.incumbent)},
          {"challenger", candidate_json(r.challenger)}};
   }
-  return j.dump();
+  return dump_json(j);
 }
 
 std::string encode(const MeasureAnswer& a) {

@@ -10,10 +10,10 @@
 In the bucket named by FAKE_BROKEN_BUCKET every candidate is invalid ('check failed'). With
 FAKE_HANG_ALL set every measure request hangs; with FAKE_TAME set none misbehaves (BLOCK=128,
 256 and 1024 are measured too); FAKE_SLEEP=<s> makes each measure take that long;
-FAKE_PROTOCOL=<n> says hello in another protocol version; FAKE_DEVICES=<n>=<name>,... names the
-device of --device <n> (default 'Fake GPU'). Each start appends 'start <pid>' and 'bucket <name>'
-to FAKE_SIDE (and 'device <n>' when given --device), each request 'measure <config id>' or
-'runoff <incumbent> <challenger>'.
+FAKE_PROTOCOL=<n> says hello in another protocol version; FAKE_LATIN1 puts a Latin-1 byte in
+the crash message; FAKE_DEVICES=<n>=<name>,... names the device of --device <n> (default 'Fake
+GPU'). Each start appends 'start <pid>' and 'bucket <name>' to FAKE_SIDE (and 'device <n>' when
+given --device), each request 'measure <config id>' or 'runoff <incumbent> <challenger>'.
 """
 import json
 import os
@@ -71,7 +71,10 @@ for line in sys.stdin:
         if bucket == os.environ.get("FAKE_BROKEN_BUCKET"):
             answer({"state": "invalid", "reason": "check failed"})
         elif block == 128:
-            sys.stderr.write("fake: segfault in tile loop\n")
+            if os.environ.get("FAKE_LATIN1"):  # a Latin-1 byte, as a compiler or driver may write
+                sys.stderr.buffer.write(b"fake: segfault in tile loop \xe9\n")
+            else:
+                sys.stderr.write("fake: segfault in tile loop\n")
             sys.stderr.flush()
             os.kill(os.getpid(), signal.SIGSEGV)
         elif block == 256:

@@ -1,0 +1,51 @@
+// Range checks of the CLI's numbers, as CLI11 validators: a readable message that names the
+// range instead of CLI11's own (whose `0` for --timeout printed the smallest double, 309
+// digits), and no NaN or infinity slipping through a comparison.
+#pragma once
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include <fmt/core.h>
+#include <CLI/CLI.hpp>
+
+namespace tune::cli {
+
+/// The longest duration a --budget or --timeout may name: one week, in seconds.
+inline constexpr double max_seconds = 7.0 * 24 * 3600;
+
+/// A number of seconds: finite, more than 0 (or at least 0 with `zero_allowed`) and at most
+/// max_seconds. Refused: `must be a number of seconds in (0, 604800], got 'nan'`.
+inline CLI::Validator seconds(bool zero_allowed) {
+  return CLI::Validator(
+      [zero_allowed](std::string& text) -> std::string {
+        const std::string range = fmt::format("{}0, {}]", zero_allowed ? "[" : "(", max_seconds);
+        errno = 0;
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool number = !text.empty() && end == text.c_str() + text.size() && errno == 0;
+        if (!number || !std::isfinite(v) || v > max_seconds || v < 0 || (v == 0 && !zero_allowed))
+          return fmt::format("must be a number of seconds in {}, got '{}'", range, text);
+        return {};
+      },
+      "SECONDS");
+}
+
+/// A whole number in [lo, hi]: `must be a whole number in [0, 1024], got '-1'`.
+inline CLI::Validator whole_number(long lo, long hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const long v = std::strtol(text.c_str(), &end, 10);
+        const bool number = !text.empty() && end == text.c_str() + text.size() && errno == 0;
+        if (!number || v < lo || v > hi)
+          return fmt::format("must be a whole number in [{}, {}], got '{}'", lo, hi, text);
+        return {};
+      },
+      "INT");
+}
+
+}  // namespace tune::cli
