@@ -48,10 +48,10 @@ __device__ void scale_fixed_body(float* __restrict__ y, const float* __restrict_
     if (i < n) y[i] = 2.0f * x[i];
   }
 }
-#define TUNE_SCALE_FIXED(B, I)                                                         \
-  extern "C" __global__ void __launch_bounds__(B)                                      \
-      scale_fixed_##B##_##I(float* y, const float* x, int n) {                         \
-    scale_fixed_body<B, I>(y, x, n);                                                   \
+#define TUNE_SCALE_FIXED(B, I)                                 \
+  extern "C" __global__ void __launch_bounds__(B)              \
+      scale_fixed_##B##_##I(float* y, const float* x, int n) { \
+    scale_fixed_body<B, I>(y, x, n);                           \
   }
 TUNE_SCALE_FIXED(128, 2)
 TUNE_SCALE_FIXED(128, 4)

@@ -37,8 +37,7 @@ __device__ __forceinline__ float load(const float* p) {
 
 // Tiles cover the (n - 2) x (n - 2) interior; tile t starts at interior point (oy, ox).
 extern "C" __global__ void __launch_bounds__(BX* BY)
-    stencil(const float* __restrict__ in, float* __restrict__ out, int n, int tiles_x,
-            int tiles) {
+    stencil(const float* __restrict__ in, float* __restrict__ out, int n, int tiles_x, int tiles) {
 #if LOAD_KIND == 2
   __shared__ float halo[tile_y + 2][tile_x + 2];
 #endif

@@ -37,8 +37,8 @@ tune::Launch setup(tune::SetupContext& ctx) {
   const std::vector<float> got = out.download();
   auto check_row = [&](int y) {
     for (int x = 1; x < n - 1; ++x) {
-      const std::size_t i = static_cast<std::size_t>(y) * static_cast<std::size_t>(n) +
-                            static_cast<std::size_t>(x);
+      const std::size_t i =
+          static_cast<std::size_t>(y) * static_cast<std::size_t>(n) + static_cast<std::size_t>(x);
       const float want =
           0.5f * hin[i] + 0.125f * (hin[i - 1] + hin[i + 1] + hin[i - static_cast<std::size_t>(n)] +
                                     hin[i + static_cast<std::size_t>(n)]);
