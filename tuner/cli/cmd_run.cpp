@@ -207,21 +207,30 @@ int run_arch(const KernelBuild& build, const RunOptions& opt, const std::string&
 
 }  // namespace
 
-int run_kernel(const RunOptions& opt) {
-  if (!opt.shard.empty()) return run_shard(opt);
-  result<KernelBuild> build = load_kernel_build(opt.manifest);
+std::optional<KernelBuild> load_build_to_run(const std::string& manifest, int& exit_code) {
+  result<KernelBuild> build = load_kernel_build(manifest);
   if (!build) {
     fmt::print(stderr, "{}\n", build.error().str());
-    return exit_bad_input;
+    exit_code = exit_bad_input;
+    return std::nullopt;
   }
-  const Manifest& manifest = build->manifest;
-  if (!manifest.runner) {
+  if (!build->manifest.runner) {
     fmt::print(stderr,
                "tuner run: error: kernel '{}' has no harness: add HARNESS to tune_add_kernel to "
                "tune it\n",
-               manifest.kernel);
-    return exit_negative;
+               build->manifest.kernel);
+    exit_code = exit_negative;
+    return std::nullopt;
   }
+  return std::move(*build);
+}
+
+int run_kernel(const RunOptions& opt) {
+  if (!opt.shard.empty()) return run_shard(opt);
+  int exit_code = exit_ok;
+  std::optional<KernelBuild> build = load_build_to_run(opt.manifest, exit_code);
+  if (!build) return exit_code;
+  const Manifest& manifest = build->manifest;
   if (!fs::exists(*manifest.runner)) {
     fmt::print(stderr,
                "tuner run: error: the runner of '{}' is not built ('{}'): build it with 'cmake "

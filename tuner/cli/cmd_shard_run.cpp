@@ -131,19 +131,10 @@ int run_shard(const RunOptions& opt) {
                "neither --bucket nor --if-stale\n");
     return exit_bad_input;
   }
-  result<KernelBuild> build = load_kernel_build(opt.manifest);
-  if (!build) {
-    fmt::print(stderr, "{}\n", build.error().str());
-    return exit_bad_input;
-  }
+  int exit_code = exit_ok;
+  std::optional<KernelBuild> build = load_build_to_run(opt.manifest, exit_code);
+  if (!build) return exit_code;
   const Manifest& manifest = build->manifest;
-  if (!manifest.runner) {
-    fmt::print(stderr,
-               "tuner run: error: kernel '{}' has no harness: add HARNESS to tune_add_kernel to "
-               "tune it\n",
-               manifest.kernel);
-    return exit_negative;
-  }
   result<std::vector<std::string>> archs = select_archs(manifest, opt.arch);
   if (!archs) {
     fmt::print(stderr, "{}\n", archs.error().str());

@@ -84,6 +84,10 @@ int tune_on_devices(const KernelBuild& build, const std::string& arch,
 /// is unset or empty; a diagnostic for a bad list.
 result<std::vector<int>> devices_from_env();
 
+/// The kernel build `tuner run` (and a shard of it) measures: loaded from `manifest`, with a
+/// harness. Otherwise prints why and sets `exit_code` (bad input; negative without a harness).
+std::optional<KernelBuild> load_build_to_run(const std::string& manifest, int& exit_code);
+
 /// Measures one shard of a kernel's tune (`tuner run --shard K/N`); the exit code.
 int run_shard(const RunOptions& options);
 
