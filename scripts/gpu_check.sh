@@ -12,7 +12,7 @@
 # Usage: scripts/gpu_check.sh            (from anywhere; GPU_CHECK_DEVICE=N picks the device)
 #
 # GPU_CHECK_STEPS picks steps (default: all, in this order): build timing gpu cpu e2e runoff
-# fidelity (and, only when asked for, shards). Without `build` the build tree of an earlier call is reused, so a check can be
+# fidelity (and, only when asked for, shards and store). Without `build` the build tree of an earlier call is reused, so a check can be
 # split over two calls of a lent machine that stays warm between them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -195,6 +195,21 @@ if want shards; then
     note shards FAIL "$(tail -1 "$out/shards.log")"
   fi
   cat "$out/shards.log"
+fi
+
+# The remote store (scripts/store_check.py, docs/store.md): a second tree with its own kernel
+# cache and logs tunes reduce from a directory store a first tree filled; it must compile
+# nothing and adopt the first tree's search trials. Not in the default steps (it tunes reduce
+# twice, about 2 minutes on the H200): GPU_CHECK_STEPS="build store".
+t0=$(date +%s)
+if want store; then
+  if timeout 400 python3 scripts/store_check.py --build "$build" --device "$device" \
+      --out "$out" > "$out/store.log" 2>&1; then
+    note store ok "$(seconds "$t0") s, $(tail -1 "$out/store.log")"
+  else
+    note store FAIL "$(tail -1 "$out/store.log")"
+  fi
+  cat "$out/store.log"
 fi
 
 {

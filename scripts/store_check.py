@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""On a GPU host: does a second tree tune from the remote store? (docs/store.md)
+
+For each kernel (default reduce) of a build tree that is built, two trees' worth of tune state
+share one directory store: each tree has its own kernel cache, its own trial logs and its own
+copy of the committed record (the manifest is copied with those three paths changed; the runner
+and the sources are the build's). Then:
+
+1. tree A: `tuner warm` (every candidate compiled, uploaded), `tuner run` (every trial measured
+   here, uploaded);
+2. tree B: `tuner warm` must compile nothing (every candidate downloaded), and `tuner run` must
+   adopt the search trials A measured, `(remote, measured on <host>)`, and measure here only the
+   incumbents, each bucket's first candidate and the runoff.
+
+Prints per tree the wall times and counts, per bucket both winners, and a last line
+`store_check: ok (...)` or `store_check: FAIL ...`; exit status 0 or 1.
+
+Usage: scripts/store_check.py --build build-gpu [--kernels reduce] [--device 0] [--out DIR]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(cmd, log):
+    t0 = time.monotonic()
+    with open(log, "a") as f:
+        f.write(f"$ {' '.join(cmd)}\n")
+        f.flush()
+        r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT)
+    if r.returncode != 0:
+        sys.exit(f"store_check: FAIL: '{' '.join(cmd)}' exited {r.returncode} (see {log})")
+    return time.monotonic() - t0
+
+
+def trials(logdir):
+    """Every trial line of every bucket log under `logdir` (header lines have no config_id)."""
+    found = []
+    for path in sorted(Path(logdir).rglob("*.jsonl")):
+        for line in path.read_text(errors="replace").splitlines():
+            try:
+                j = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(j, dict) and "config_id" in j:
+                found.append(j)
+    return found
+
+
+def tree(name, manifest, work, store):
+    """A copy of `manifest` whose cache, logs and record live under work/name."""
+    m = json.loads(Path(manifest).read_text())
+    base = work / name
+    shutil.rmtree(base, ignore_errors=True)
+    (base / "records").mkdir(parents=True)
+    m["cache_dir"] = str(base / "cache")
+    m["log_dir"] = str(base / "logs")
+    m["compile_log"] = str(base / "compile.log")
+    records = {}
+    for arch, record in m["records"].items():
+        copy = base / "records" / f"{arch}-{Path(record).name}"
+        if Path(record).exists():
+            shutil.copyfile(record, copy)
+        records[arch] = str(copy)
+    m["records"] = records
+    m["remote_store"] = str(store)
+    path = base / "manifest.json"
+    path.write_text(json.dumps(m, indent=2))
+    return path, m
+
+
+def compiles(m):
+    p = Path(m["compile_log"])
+    return sum(1 for _ in p.open()) if p.exists() else 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--build", default="build-gpu")
+    p.add_argument("--kernels", default="reduce")
+    p.add_argument("--device", default="0")
+    p.add_argument("--out", default=os.environ.get("OUT", str(ROOT / "out" / "store_check")))
+    args = p.parse_args()
+    build = Path(args.build).resolve()
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "store_check.log"
+    tuner = str(build / "tuner" / "tuner")
+    work = build / "store_check"
+    failures = []
+    for kernel in args.kernels.split(","):
+        store = work / kernel / "store"
+        shutil.rmtree(store, ignore_errors=True)
+        store.mkdir(parents=True)
+        manifest = build / "tune" / kernel / "manifest.json"
+        seen = {}
+        for name in ("a", "b"):
+            path, m = tree(name, manifest, work / kernel, store)
+            warm = run([tuner, "warm", "--manifest", str(path)], log)
+            tune = run([tuner, "run", "--manifest", str(path), "--device", args.device], log)
+            ts = trials(m["log_dir"])
+            remote = [t for t in ts if t.get("remote")]
+            here = [t for t in ts if not t.get("remote")]
+            phases = {}
+            for t in here:
+                phases[t.get("phase", "?")] = phases.get(t.get("phase", "?"), 0) + 1
+            record = json.loads(Path(next(iter(m["records"].values()))).read_text())
+            winners = {e["bucket"]: e["config"]["id"] for e in record["entries"]}
+            seen[name] = dict(compiles=compiles(m), remote=remote, here=here, winners=winners)
+            print(f"{kernel}: tree {name}: warm {warm:.1f} s, {compiles(m)} compiled; "
+                  f"run {tune:.1f} s, {len(here)} trials measured here "
+                  f"({', '.join(f'{k} {v}' for k, v in sorted(phases.items()))}), "
+                  f"{len(remote)} adopted from the store")
+        a, b = seen["a"], seen["b"]
+        if a["compiles"] == 0:
+            failures.append(f"{kernel}: tree a compiled nothing (was the store empty?)")
+        if b["compiles"] != 0:
+            failures.append(f"{kernel}: tree b compiled {b['compiles']} candidates")
+        if a["remote"]:
+            failures.append(f"{kernel}: tree a adopted {len(a['remote'])} trials from an empty store")
+        if not b["remote"]:
+            failures.append(f"{kernel}: tree b adopted no trial")
+        searched_here = [t for t in b["here"] if t.get("phase") == "search"]
+        buckets = len(b["winners"])
+        if len(searched_here) > 2 * buckets:
+            failures.append(f"{kernel}: tree b measured {len(searched_here)} search trials here, "
+                            f"more than each bucket's first candidate and incumbent")
+        hosts = sorted({t["remote"] for t in b["remote"]})
+        print(f"{kernel}: tree b adopted trials measured on {', '.join(hosts) or 'nobody'}")
+        for bucket, w in a["winners"].items():
+            print(f"  {bucket}: tree a {w}, tree b {b['winners'].get(bucket)}"
+                  f"{'' if w == b['winners'].get(bucket) else ' (the runoff, run here, decided)'}")
+    if failures:
+        print("store_check: FAIL (" + "; ".join(failures) + ")")
+        return 1
+    print(f"store_check: ok (tree b compiled nothing and adopted the search trials)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
