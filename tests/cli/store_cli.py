@@ -131,6 +131,26 @@ class StoreCli(unittest.TestCase):
         self.assertIn("holds credentials", err)
         self.assertNotIn("s3cret", err + json.dumps(out))
 
+    def test_a_token_from_the_environment_is_used_and_written_nowhere(self):
+        token = SERVERS["bearer_token"]
+        url = f"{SERVERS['nginx']}/bearer/cli-token"
+        env = clitest.env(TUNE_REMOTE_STORE=url, TUNE_REMOTE_STORE_TOKEN=token)
+        first, err = self.warm(self.tree("a"), env=env)
+        self.assertEqual(first["remote"]["uploads"], 2 * CANDIDATES, err)
+        second, err = self.warm(self.tree("b"), env=env)
+        self.assertEqual((second["compiled"], second["downloaded"]), (0, CANDIDATES), err)
+        r = self.tuner("store", "status", "--build", self.dir / "b" / "build", env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn(token, r.stdout + r.stderr + json.dumps([first, second]))
+        # Nothing the tuner wrote holds the token: manifests, cache entries, logs.
+        for path in self.dir.rglob("*"):
+            if path.is_file():
+                self.assertNotIn(token.encode(), path.read_bytes(), path)
+        # Without the token the store refuses: one warning, local compiles, exit 0.
+        out, err = self.warm(self.tree("c"), env=clitest.env(TUNE_REMOTE_STORE=url))
+        self.assertEqual(out["compiled"], CANDIDATES)
+        self.assertIn("HTTP 401", err)
+
     def test_run_adopts_trials_another_tree_measured(self):
         a, b = self.tree("a"), self.tree("b")
         self.warm(a, self.url)

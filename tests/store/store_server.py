@@ -17,13 +17,15 @@ Two servers on loopback ports picked free at setup:
   5 s before answering 404.
 
 servers.json: {"store": "http://127.0.0.1:P/store", "root": "D/root/store",
-"nginx": "http://127.0.0.1:P", "faults": "http://127.0.0.1:Q"}. Tests use a prefix of their
+"nginx": "http://127.0.0.1:P", "faults": "http://127.0.0.1:Q", "tls": "https://127.0.0.1:T/store",
+"ca_bundle": "D/tls/ca.pem", "basic_auth": "tune:<password>", "bearer_token": "<token>"}. Tests use a prefix of their
 own under `store` (`<store>/<test name>`), so that they run in parallel.
 """
 import argparse
 import http.server
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -58,12 +60,51 @@ http {{
       create_full_put_path on;
       dav_access user:rw group:r all:r;
     }}
+    location /basic/ {{
+      auth_basic "tune store";
+      auth_basic_user_file {d}/htpasswd;
+      root {d}/root;
+      dav_methods PUT DELETE;
+      create_full_put_path on;
+    }}
+    location /bearer/ {{
+      if ($http_authorization != "Bearer {token}") {{ return 401; }}
+      root {d}/root;
+      dav_methods PUT DELETE;
+      create_full_put_path on;
+    }}
     location /fail500/ {{ return 500; }}
     location /forbidden/ {{ return 403; }}
     location ~ ^/moved/(.*)$ {{ return 302 http://127.0.0.1:{port}/store/$1; }}
   }}
+  server {{
+    listen 127.0.0.1:{tls_port} ssl;
+    ssl_certificate {d}/tls/server.pem;
+    ssl_certificate_key {d}/tls/server.key;
+    location /store/ {{
+      root {d}/root;
+      dav_methods PUT DELETE;
+      create_full_put_path on;
+    }}
+  }}
 }}
 """
+
+
+def openssl(*args, cwd):
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def make_certificates(tls):
+    """A CA, and a certificate for 127.0.0.1 it signed, in `tls` (ca.pem, server.pem/.key)."""
+    tls.mkdir()
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+            "/CN=tune test CA", "-keyout", "ca.key", "-out", "ca.pem", cwd=tls)
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout",
+            "server.key", "-out", "server.csr", cwd=tls)
+    (tls / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-CAcreateserial", "-days", "2", "-extfile", "san.ext", "-out", "server.pem", cwd=tls)
 
 
 def free_port():
@@ -159,9 +200,17 @@ def setup(d):
     if not os.path.exists(nginx):
         raise SystemExit("store_server: no nginx: install Debian's nginx-light (.ci/packages.txt)")
     port = free_port()
+    tls_port = free_port()
+    make_certificates(d / "tls")
+    password = secrets.token_hex(8)
+    token = secrets.token_hex(16)
+    hashed = subprocess.run(["openssl", "passwd", "-apr1", password], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    (d / "htpasswd").write_text(f"tune:{hashed}\n")
     # As root nginx would hand its workers to another user, who could not write the store.
     user = "user root;" if os.geteuid() == 0 else ""
-    (d / "nginx.conf").write_text(NGINX_CONF.format(d=d, port=port, user=user))
+    (d / "nginx.conf").write_text(NGINX_CONF.format(d=d, port=port, user=user, tls_port=tls_port,
+                                                          token=token))
     subprocess.run([nginx, "-p", str(d), "-c", str(d / "nginx.conf")], check=True)
     fault_port = free_port()
     with open(d / "faults.log", "w") as log:
@@ -176,6 +225,10 @@ def setup(d):
         "root": str(d / "root" / "store"),
         "nginx": f"http://127.0.0.1:{port}",
         "faults": f"http://127.0.0.1:{fault_port}",
+        "tls": f"https://127.0.0.1:{tls_port}/store",
+        "ca_bundle": str(d / "tls" / "ca.pem"),
+        "basic_auth": f"tune:{password}",
+        "bearer_token": token,
     }, indent=2) + "\n")
 
 

@@ -4,6 +4,7 @@
 // (tests/store/store_server.py), whose servers.json TUNE_TEST_STORE_SERVERS names.
 #include <tuner/core/remote_store.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -429,6 +430,115 @@ TEST_F(RemoteStoreTest, ConcurrentUploadsOfOneKeyLeaveOneWholeObject) {
   EXPECT_EQ(sha256_file(root_ / "cas" / e.cubin_sha256), e.cubin_sha256);
   const KernelCache b(dir_ / "b");
   EXPECT_TRUE(remote()->fetch_entry(b, key).has_value());
+}
+
+// A store behind credentials or TLS, with `options` (quick timeouts, the fixture's CA unless
+// `with_ca` is false).
+std::unique_ptr<RemoteStore> secured(const std::string& url, HttpOptions o,
+                                     std::vector<std::string>& warnings) {
+  o.attempts = 2;
+  o.backoff_s = 0.01;
+  o.timeout_s = 5;
+  o.connect_timeout_s = 2;
+  return std::make_unique<RemoteStore>(
+      open_http_store(url, o), [&warnings](const std::string& w) { warnings.push_back(w); });
+}
+
+// Whether any warning holds `secret`.
+bool leaks(const std::vector<std::string>& warnings, const std::string& secret) {
+  return std::any_of(warnings.begin(), warnings.end(),
+                     [&](const std::string& w) { return w.find(secret) != std::string::npos; });
+}
+
+TEST_F(RemoteStoreTest, ABearerTokenIsSentAndNeverShown) {
+  const json s = servers();
+  const std::string token = s["bearer_token"];
+  const std::string url = nginx_ + "/bearer/" + key_of("prefix").substr(0, 8);
+  const KernelCache a(dir_ / "a");
+  const KernelCache b(dir_ / "b");
+  const std::string key = key_of("k");
+  const CacheEntry e = stored_entry(a, key, "bearer bytes");
+
+  // Without the token the server refuses the upload: one warning, and it names no secret.
+  EXPECT_FALSE(secured(url, {}, warnings_)->upload_entry(a, e));
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("HTTP 401"), std::string::npos) << warnings_[0];
+  warnings_.clear();
+
+  HttpOptions wrong;
+  wrong.bearer_token = "not-the-token";
+  EXPECT_FALSE(secured(url, wrong, warnings_)->upload_entry(a, e));
+  EXPECT_FALSE(leaks(warnings_, "not-the-token"));
+  warnings_.clear();
+
+  HttpOptions right;
+  right.bearer_token = token;
+  EXPECT_TRUE(secured(url, right, warnings_)->upload_entry(a, e));
+  EXPECT_TRUE(secured(url, right, warnings_)->fetch_entry(b, key).has_value());
+  EXPECT_EQ(read_file(b.cubin_path(key)), "bearer bytes");
+  EXPECT_TRUE(warnings_.empty()) << warnings_[0];
+}
+
+TEST_F(RemoteStoreTest, BasicAuthFromTheEnvironmentOrANetrcFile) {
+  const json s = servers();
+  const std::string user_password = s["basic_auth"];
+  const std::string password = user_password.substr(user_password.find(':') + 1);
+  const std::string url = nginx_ + "/basic/" + key_of("prefix").substr(0, 8);
+  const KernelCache a(dir_ / "a");
+  const std::string key = key_of("k");
+  const CacheEntry e = stored_entry(a, key, "basic bytes");
+
+  HttpOptions wrong;
+  wrong.basic_auth = "tune:wrong-password";
+  EXPECT_FALSE(secured(url, wrong, warnings_)->upload_entry(a, e));
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("HTTP 401"), std::string::npos) << warnings_[0];
+  EXPECT_FALSE(leaks(warnings_, "wrong-password"));
+  warnings_.clear();
+
+  HttpOptions basic;
+  basic.basic_auth = user_password;
+  EXPECT_TRUE(secured(url, basic, warnings_)->upload_entry(a, e));
+
+  // The same credentials from a netrc file, for the host of the URL.
+  const fs::path netrc = dir_ / "netrc";
+  write(netrc, fmt::format("machine 127.0.0.1 login tune password {}\n", password));
+  HttpOptions from_file;
+  from_file.netrc_file = netrc.string();
+  const KernelCache b(dir_ / "b");
+  EXPECT_TRUE(secured(url, from_file, warnings_)->fetch_entry(b, key).has_value());
+  EXPECT_EQ(read_file(b.cubin_path(key)), "basic bytes");
+  EXPECT_TRUE(warnings_.empty()) << warnings_[0];
+}
+
+TEST_F(RemoteStoreTest, TlsIsVerifiedAgainstTheSystemOrTheGivenCaBundle) {
+  const json s = servers();
+  const std::string url = s["tls"].get<std::string>() + "/" + key_of("prefix").substr(0, 8);
+  const KernelCache a(dir_ / "a");
+  const std::string key = key_of("k");
+  const CacheEntry e = stored_entry(a, key, "tls bytes");
+
+  // The private CA is not in the system's bundle: the peer is not trusted, nothing is sent.
+  const KernelCache b(dir_ / "b");
+  auto untrusted = secured(url, {}, warnings_);
+  EXPECT_FALSE(untrusted->fetch_entry(b, key).has_value());
+  EXPECT_FALSE(untrusted->reachable());
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("unreachable"), std::string::npos) << warnings_[0];
+  EXPECT_NE(warnings_[0].find("certificate"), std::string::npos) << warnings_[0];
+  warnings_.clear();
+  auto refused = secured(url, {}, warnings_);
+  EXPECT_FALSE(refused->upload_entry(a, e));
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("certificate"), std::string::npos) << warnings_[0];
+  warnings_.clear();
+
+  HttpOptions with_ca;
+  with_ca.ca_bundle = s["ca_bundle"].get<std::string>();
+  EXPECT_TRUE(secured(url, with_ca, warnings_)->upload_entry(a, e));
+  EXPECT_TRUE(secured(url, with_ca, warnings_)->fetch_entry(b, key).has_value());
+  EXPECT_EQ(read_file(b.cubin_path(key)), "tls bytes");
+  EXPECT_TRUE(warnings_.empty()) << warnings_[0];
 }
 
 #endif
