@@ -234,5 +234,18 @@ TEST(PipelineTest, ExpectedOrderPutsIncumbentsFirstAndFollowsTheStrategy) {
   EXPECT_EQ(std::set<std::size_t>(order.begin(), order.end()).size(), 5u);
 }
 
+TEST(PipelineTest, TheQuickPresetShortensTheSearchOnly) {
+  BenchSettings full;
+  EXPECT_EQ(search_bench(full).rep_ms, 100);
+  BenchSettings quick;
+  quick.preset = "quick";
+  const BenchSettings search = search_bench(quick);
+  EXPECT_EQ(search.warmup_ms, 10);
+  EXPECT_EQ(search.rep_ms, 20);
+  EXPECT_EQ(search.min_reps, quick.min_reps);
+  quick.rep_ms = 5;  // already shorter: kept
+  EXPECT_EQ(search_bench(quick).rep_ms, 5);
+}
+
 }  // namespace
 }  // namespace tune

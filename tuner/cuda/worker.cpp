@@ -102,7 +102,8 @@ class Worker {
         bucket_(bucket),
         ctx_(device),
         cache_dir_(effective_cache_dir(build.manifest.cache_dir)),
-        bench_(BenchOptions::from(build.space.bench())) {}
+        bench_(BenchOptions::from(build.space.bench())),
+        search_bench_(BenchOptions::from(search_bench(build.space.bench()))) {}
 
   Context& context() { return ctx_; }
 
@@ -111,7 +112,7 @@ class Worker {
     TrialTimes& times = answer.times.emplace();
     try {
       Prepared p = prepare(request.candidate, &times);
-      BenchResult r = bench(ctx_, p.launch, ctx_.stream(), bench_);
+      BenchResult r = bench(ctx_, p.launch, ctx_.stream(), search_bench_);
       times.warmup_ms = r.warmup_ms;
       times.timed_ms = r.timed_ms;
       answer.state.value = MeasuredState{r.median_ms, r.min_ms, r.reps};
@@ -302,7 +303,8 @@ class Worker {
   const Bucket& bucket_;
   Context ctx_;
   fs::path cache_dir_;
-  BenchOptions bench_;
+  BenchOptions bench_;         // the runoff's: the space's [bench]
+  BenchOptions search_bench_;  // the search's: the same, or the quick preset's
   FixtureState fixture_;
   bool fixture_cuda_error_ = false;  // the fixture's failure was a CUDA error: exit after it
 };
