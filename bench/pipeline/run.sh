@@ -46,8 +46,8 @@ src="$work/src" b="$work/build" cache="$work/cache"
 args=(-S "$src" -B "$b" -G Ninja -DTUNE_SOURCE_DIR="$repo" -DTUNE_TUNER_EXECUTABLE="$tuner"
       -DTUNE_ARCH="$arch" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNE_ENABLE_WERROR=OFF
       -DTUNE_ENABLE_KERNELS=OFF -DTUNE_CACHE_DIR="$cache")
-[[ -n "${TUNE_TOMLPP_INCLUDE_DIR:-}" ]] && args+=(-DTUNE_TOMLPP_INCLUDE_DIR="$TUNE_TOMLPP_INCLUDE_DIR")
-[[ -n "${TUNE_EIGEN_INCLUDE_DIR:-}" ]] && args+=(-DTUNE_EIGEN_INCLUDE_DIR="$TUNE_EIGEN_INCLUDE_DIR")
+[[ -f "${TUNE_TOMLPP_INCLUDE_DIR:-/nonexistent}/toml++/toml.h" ]] && args+=(-DTUNE_TOMLPP_INCLUDE_DIR="$TUNE_TOMLPP_INCLUDE_DIR")
+[[ -f "${TUNE_EIGEN_INCLUDE_DIR:-/nonexistent}/Eigen/Core" ]] && args+=(-DTUNE_EIGEN_INCLUDE_DIR="$TUNE_EIGEN_INCLUDE_DIR")
 cmake "${args[@]}" > "$out/configure.log" 2>&1
 cmake --build "$b" --target stream.runner stream_plain.runner compute.runner > "$out/build.log" 2>&1
 
