@@ -132,6 +132,42 @@ BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, co
   return r;
 }
 
+// Queues the candidates the cache lacks, in the order the search is expected to ask for them.
+void start_compile_ahead(CompileAhead& ahead, const BucketTune& job,
+                         const std::vector<Config>& configs, const std::vector<std::string>& keys,
+                         const KernelCache& cache, const std::optional<Config>& winner) {
+  const std::vector<Config>& required = job.build.space.require();
+  std::vector<std::size_t> first;
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    if (std::find(required.begin(), required.end(), configs[i]) != required.end() ||
+        (winner && *winner == configs[i]))
+      first.push_back(i);
+  std::function<bool(const Config&)> keep = [](const Config&) { return true; };
+  if (job.only) {
+    std::set<std::string> ids(job.only->begin(), job.only->end());
+    keep = [ids = std::move(ids)](const Config& c) { return ids.contains(c.id()); };
+  }
+  std::vector<std::size_t> order = expected_order(configs, job.build.space.search(), first, keep);
+  // Only what the cache lacks: a warm cache costs the threads nothing.
+  std::erase_if(order, [&](std::size_t i) { return cache.lookup(keys[i]).has_value(); });
+  ahead.start(order);
+}
+
+// The result of a bucket whose fixture failed: no trials, no winner, the fixture's message.
+BucketResult fixture_failed(const BucketTune& job, const std::string& pruned_hash,
+                            const Supervisor& objective, const std::string& message) {
+  BucketResult r;
+  r.kernel = job.build.manifest.kernel;
+  r.bucket = job.bucket.name;
+  r.arch = job.arch;
+  r.pruned_space_hash = pruned_hash;
+  if (!objective.device().empty()) r.device = objective.device();
+  if (!objective.driver().empty()) r.driver = objective.driver();
+  r.fixture_failure = message;
+  r.workers_started = objective.workers_started();
+  return r;
+}
+
 }  // namespace
 
 result<BucketResult> tune_bucket(const BucketTune& job) {
@@ -192,24 +228,7 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
     tuner.prune([keep = std::move(keep)](const Config& c) { return keep.contains(c.id()); });
   }
   tuner.on_progress([&](const Progress& p) { say(describe_trial(p)); });
-  if (ahead) {
-    std::vector<std::size_t> first;
-    for (std::size_t i = 0; i < configs->size(); ++i) {
-      const Config& c = (*configs)[i];
-      const auto& req = space.require();
-      if (std::find(req.begin(), req.end(), c) != req.end() || (winner && *winner == c))
-        first.push_back(i);
-    }
-    std::function<bool(const Config&)> keep = [](const Config&) { return true; };
-    if (job.only) {
-      std::set<std::string> ids(job.only->begin(), job.only->end());
-      keep = [ids = std::move(ids)](const Config& c) { return ids.contains(c.id()); };
-    }
-    std::vector<std::size_t> order = expected_order(*configs, space.search(), first, keep);
-    // Only what the cache lacks: a warm cache costs the threads nothing.
-    std::erase_if(order, [&](std::size_t i) { return cache.lookup(keys[i]).has_value(); });
-    ahead->start(order);
-  }
+  if (ahead) start_compile_ahead(*ahead, job, *configs, keys, cache, winner);
   tuner.on_warning([&](const std::string& w) { say("warning: " + w); });
 
   std::optional<SharedTrials> shared;
@@ -225,16 +244,7 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
     ran = job.runoff ? tuner.run_objective(measuring) : tuner.run_objective(shard_objective);
   } catch (const FixtureFailure& e) {
     // One line for the bucket, not one per candidate: every candidate would fail the same way.
-    BucketResult r;
-    r.kernel = manifest.kernel;
-    r.bucket = job.bucket.name;
-    r.arch = job.arch;
-    r.pruned_space_hash = pruned_hash;
-    if (!objective.device().empty()) r.device = objective.device();
-    if (!objective.driver().empty()) r.driver = objective.driver();
-    r.fixture_failure = e.what();
-    r.workers_started = objective.workers_started();
-    return r;
+    return fixture_failed(job, pruned_hash, objective, e.what());
   }
   result<Output>& out = *ran;
   if (!out) return fail(out.error());
