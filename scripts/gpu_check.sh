@@ -12,7 +12,7 @@
 # Usage: scripts/gpu_check.sh            (from anywhere; GPU_CHECK_DEVICE=N picks the device)
 #
 # GPU_CHECK_STEPS picks steps (default: all, in this order): build timing gpu cpu e2e runoff
-# fidelity (and, only when asked for, shards and store). Without `build` the build tree of an earlier call is reused, so a check can be
+# fidelity (and, only when asked for, shards, store and pipeline). Without `build` the build tree of an earlier call is reused, so a check can be
 # split over two calls of a lent machine that stays warm between them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -210,6 +210,21 @@ if want store; then
     note store FAIL "$(tail -1 "$out/store.log")"
   fi
   cat "$out/store.log"
+fi
+
+# The pipeline benchmark (bench/pipeline/run.sh): per-candidate overhead with and without a
+# bucket fixture, and a cold tune with compile-ahead against warm and measurement apart; not in
+# the default steps (about 4 minutes on the H200): GPU_CHECK_STEPS="build pipeline".
+t0=$(date +%s)
+if want pipeline; then
+  if CUDA_VISIBLE_DEVICES=$device TUNE_TOMLPP_INCLUDE_DIR=$tomlpp TUNE_EIGEN_INCLUDE_DIR=$eigen \
+      timeout 560 bench/pipeline/run.sh --build "$build" --out "$out/pipeline" \
+      > "$out/pipeline.log" 2>&1; then
+    note pipeline ok "$(seconds "$t0") s, $(grep -h 'cold / max' "$out/pipeline.log" | xargs)"
+  else
+    note pipeline FAIL "$(tail -1 "$out/pipeline.log")"
+  fi
+  cat "$out/pipeline.log"
 fi
 
 {

@@ -1,18 +1,25 @@
-// The harness of kernels/gemm/gemm.cu (contract and gate: docs/kernels.md). Fresh random bf16
-// inputs in [-1, 1) for every candidate, C poisoned with NaN, one checked launch, then the
-// closure the bench times.
+// The harness of kernels/gemm/gemm.cu (contract and gate: docs/kernels.md), with a bucket
+// fixture: random bf16 inputs in [-1, 1) and the host reference are made once per bucket
+// (prepare); each candidate gets C poisoned with NaN (declared as the fixture's output), one
+// checked launch, then the closure the bench times.
 //
 // The gate: every element of C must be written (no NaN left from the poison, nothing
-// infinite), and a sample of C must match the double-precision product of the same bf16
-// inputs within gemm_tolerance. The sample holds the four corners of every block tile (a wrong
-// tile or fragment mapping shows at an edge) plus 2048 random elements (a wrong mapping
-// corrupts a large share of C; 2048 draws cannot all miss it); a full host product of the
-// square bucket would cost 137 GFLOP per candidate.
+// infinite), and the reference rows of C must match the double-precision product of the same
+// bf16 inputs within gemm_tolerance. The reference is every row when the bucket's product is
+// at most 2^31 multiply-adds (a full check); beyond that (the square 4096^3 bucket is 69 G
+// multiply-adds) it is whole rows: the first and last row of every 32-row band in the first
+// 256 rows (every tile edge of every BM in the space, as tiles repeat), the last row and 32
+// random rows. Whole rows cover every column, so every column tile edge is checked too. The
+// rows are computed once per bucket on the host's cores.
 #include <tuner/cuda/harness.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <random>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../common/random.hpp"
@@ -20,37 +27,71 @@
 
 namespace {
 
-/// The elements of C the gate compares, as parallel row and column lists.
-struct Sample {
-  std::vector<int> rows;
-  std::vector<int> cols;
-  void add(std::int64_t r, std::int64_t c) {
-    rows.push_back(static_cast<int>(r));
-    cols.push_back(static_cast<int>(c));
-  }
+// What every candidate of a bucket shares.
+struct Gemm {
+  std::int64_t m = 0, n = 0, k = 0;
+  tune::DeviceBuffer<std::uint16_t> a, b;
+  tune::DeviceBuffer<float> c;
+  std::vector<int> rows;    // the rows of C the gate compares, ascending
+  std::vector<double> ref;  // their reference values, row after row
 };
 
-Sample choose_sample(std::mt19937_64& rng, std::int64_t m, std::int64_t n, std::int64_t bm,
-                     std::int64_t bn) {
-  Sample s;
-  for (std::int64_t r = 0; r < m; r += bm) {
-    for (std::int64_t c = 0; c < n; c += bn) {
-      s.add(r, c);
-      s.add(r, c + bn - 1);
-      s.add(r + bm - 1, c);
-      s.add(r + bm - 1, c + bn - 1);
+// The rows the gate compares (see the top of this file).
+std::vector<int> reference_rows(std::mt19937_64& rng, std::int64_t m, std::int64_t n,
+                                std::int64_t k) {
+  std::set<int> rows;
+  if (m * n * k <= (std::int64_t{1} << 31)) {
+    for (std::int64_t r = 0; r < m; ++r)
+      rows.insert(static_cast<int>(r));
+  } else {
+    for (std::int64_t r = 0; r < std::min<std::int64_t>(m, 256); r += 32) {
+      rows.insert(static_cast<int>(r));
+      rows.insert(static_cast<int>(std::min(r + 31, m - 1)));
     }
+    rows.insert(static_cast<int>(m - 1));
+    std::uniform_int_distribution<std::int64_t> row(0, m - 1);
+    for (int i = 0; i < 32; ++i)
+      rows.insert(static_cast<int>(row(rng)));
   }
-  std::uniform_int_distribution<std::int64_t> row(0, m - 1), col(0, n - 1);
-  for (int i = 0; i < 2048; ++i)
-    s.add(row(rng), col(rng));
-  return s;
+  return {rows.begin(), rows.end()};
 }
 
-tune::Launch setup(tune::SetupContext& ctx) {
-  const std::int64_t m = ctx.shape().int_("M");
-  const std::int64_t n = ctx.shape().int_("N");
-  const std::int64_t k = ctx.shape().int_("K");
+Gemm prepare(tune::BucketContext& ctx) {
+  Gemm g;
+  g.m = ctx.shape().int_("M");
+  g.n = ctx.shape().int_("N");
+  g.k = ctx.shape().int_("K");
+  g.a = tune::DeviceBuffer<std::uint16_t>(g.m * g.k);
+  g.b = tune::DeviceBuffer<std::uint16_t>(g.k * g.n);
+  g.c = tune::DeviceBuffer<float>(g.m * g.n);
+  const std::vector<std::uint16_t> ha = kernels::random_bf16(ctx.rng()(), g.a.size());
+  const std::vector<std::uint16_t> hb = kernels::random_bf16(ctx.rng()(), g.b.size());
+  g.a.upload(ha);
+  g.b.upload(hb);
+  ctx.output(g.c);
+
+  // The reference rows, split over the host's cores.
+  g.rows = reference_rows(ctx.rng(), g.m, g.n, g.k);
+  const auto n = static_cast<std::size_t>(g.n);
+  g.ref.resize(g.rows.size() * n);
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (std::size_t i = t; i < g.rows.size(); i += threads) {
+        kernels::gemm_reference(ha.data() + static_cast<std::size_t>(g.rows[i]) * g.k, hb.data(),
+                                g.ref.data() + i * n, 1, static_cast<int>(g.n),
+                                static_cast<int>(g.k));
+      }
+    });
+  }
+  for (std::thread& t : pool)
+    t.join();
+  return g;
+}
+
+tune::Launch setup(tune::SetupContext& ctx, Gemm& g) {
+  const std::int64_t m = g.m, n = g.n, k = g.k;
   const std::int64_t bm = ctx.params().int_("BM");
   const std::int64_t bn = ctx.params().int_("BN");
   const std::int64_t bk = ctx.params().int_("BK");
@@ -68,15 +109,10 @@ tune::Launch setup(tune::SetupContext& ctx) {
       static_cast<std::size_t>(ctx.module().global("gemm_smem_bytes").download<int>());
   const tune::Dim3 grid(static_cast<unsigned>(n / bn), static_cast<unsigned>(m / bm));
   const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
+  const tune::DeviceBuffer<std::uint16_t> a = g.a, b = g.b;
+  const tune::DeviceBuffer<float> c = g.c;
 
-  tune::DeviceBuffer<std::uint16_t> a(m * k), b(k * n);
-  tune::DeviceBuffer<float> c(m * n);
-  const std::vector<std::uint16_t> ha = kernels::random_bf16(ctx.rng()(), a.size());
-  const std::vector<std::uint16_t> hb = kernels::random_bf16(ctx.rng()(), b.size());
-  a.upload(ha);
-  b.upload(hb);
-
-  c.poison();
+  // C was poisoned by the worker before this setup (ctx.output in prepare).
   gemm.launch(grid, threads, smem, ctx.stream(), a, b, c, mi, ni, ki);
   const std::vector<float> hc = c.download();
   const auto row_pitch = static_cast<std::size_t>(n);
@@ -87,15 +123,13 @@ tune::Launch setup(tune::SetupContext& ctx) {
                               " (never written, or not finite)");
     }
   }
-  const Sample s = choose_sample(ctx.rng(), m, n, bm, bn);
-  const std::vector<double> ref = kernels::gemm_reference_samples(
-      ha.data(), hb.data(), ni, ki, s.rows.data(), s.cols.data(), s.rows.size());
-  std::vector<float> got(s.rows.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    got[i] =
-        hc[static_cast<std::size_t>(s.rows[i]) * row_pitch + static_cast<std::size_t>(s.cols[i])];
+  std::vector<float> got(g.ref.size());
+  for (std::size_t i = 0; i < g.rows.size(); ++i) {
+    const float* row = hc.data() + static_cast<std::size_t>(g.rows[i]) * row_pitch;
+    std::copy(row, row + row_pitch, got.begin() + static_cast<std::ptrdiff_t>(i * row_pitch));
   }
-  tune::check_close(got, ref, kernels::gemm_tolerance, "C (sampled)");
+  tune::check_close(got, g.ref, kernels::gemm_tolerance,
+                    g.rows.size() == static_cast<std::size_t>(m) ? "C" : "C (reference rows)");
 
   // What the bench times: the buffers are shared handles, captured by value.
   return [=](CUstream stream) { gemm.launch(grid, threads, smem, stream, a, b, c, mi, ni, ki); };
@@ -103,4 +137,4 @@ tune::Launch setup(tune::SetupContext& ctx) {
 
 }  // namespace
 
-TUNE_HARNESS(setup)
+TUNE_HARNESS_WITH_FIXTURE(prepare, setup)

@@ -1,6 +1,7 @@
-// The harness of kernels/reduce/reduce.cu (contract and gate: docs/kernels.md). Fresh random
-// inputs in [-1, 1] for every candidate (mixed signs: the fp64 accumulation must hold up under
-// cancellation), the result and the partials poisoned with NaN, one checked run of both
+// The harness of kernels/reduce/reduce.cu (contract and gate: docs/kernels.md), with a bucket
+// fixture: random inputs in [-1, 1] (mixed signs: the fp64 accumulation must hold up under
+// cancellation) and their double-precision sum are made once per bucket; each candidate gets
+// the result (the fixture's output) and its own partials poisoned with NaN, one checked run of both
 // entries against the double-precision sum, then the closure the bench times: `reduce`, then
 // `reduce_final`, as one candidate.
 #include <tuner/cuda/harness.hpp>
@@ -13,8 +14,28 @@
 
 namespace {
 
-tune::Launch setup(tune::SetupContext& ctx) {
-  const std::int64_t n = ctx.shape().int_("N");
+// What every candidate of a bucket shares: the input, the sum and its host reference. The
+// partial sums depend on the candidate's tile, so they stay per candidate.
+struct Reduce {
+  std::int64_t n = 0;
+  tune::DeviceBuffer<float> in, out;
+  std::vector<double> ref;
+};
+
+Reduce prepare(tune::BucketContext& ctx) {
+  Reduce f;
+  f.n = ctx.shape().int_("N");
+  f.in = tune::DeviceBuffer<float>(f.n);
+  f.out = tune::DeviceBuffer<float>(1);
+  const std::vector<float> hin = kernels::random_floats(ctx.rng()(), f.in.size(), -1.0f, 1.0f);
+  f.in.upload(hin);
+  f.ref = {kernels::reduce_reference(hin.data(), hin.size())};
+  ctx.output(f.out);  // poisoned before every candidate
+  return f;
+}
+
+tune::Launch setup(tune::SetupContext& ctx, Reduce& f) {
+  const std::int64_t n = f.n;
 
   // Both entries of the candidate's module, and the tile it was compiled for.
   tune::Function reduce = ctx.entry();
@@ -25,18 +46,13 @@ tune::Launch setup(tune::SetupContext& ctx) {
   const auto grid = static_cast<unsigned>(blocks);
   const auto count = static_cast<int>(blocks);
   const auto n_arg = static_cast<long long>(n);  // the kernel takes a long long
+  const tune::DeviceBuffer<float> in = f.in, out = f.out;
 
-  tune::DeviceBuffer<float> in(n), out(1);
   tune::DeviceBuffer<double> partials(blocks);
-  const std::vector<float> hin = kernels::random_floats(ctx.rng()(), in.size(), -1.0f, 1.0f);
-  in.upload(hin);
-
   partials.poison();
-  out.poison();
   reduce.launch(grid, threads, 0, ctx.stream(), in, partials, n_arg);
   reduce_final.launch(1u, threads, 0, ctx.stream(), partials, out, count);
-  const std::vector<double> ref = {kernels::reduce_reference(hin.data(), hin.size())};
-  tune::check_close(out.download(), ref, kernels::reduce_tolerance, "sum");
+  tune::check_close(out.download(), f.ref, kernels::reduce_tolerance, "sum");
 
   return [=](CUstream stream) {
     reduce.launch(grid, threads, 0, stream, in, partials, n_arg);
@@ -46,4 +62,4 @@ tune::Launch setup(tune::SetupContext& ctx) {
 
 }  // namespace
 
-TUNE_HARNESS(setup)
+TUNE_HARNESS_WITH_FIXTURE(prepare, setup)

@@ -1,7 +1,8 @@
-// The harness of kernels/softmax/softmax.cu (contract and gate: docs/kernels.md). Fresh random
-// inputs in [-8, 8] for every candidate (a spread wide enough that subtracting the row maximum
-// matters), the output poisoned with NaN, one checked launch against the double-precision
-// reference over the whole output, then the closure the bench times.
+// The harness of kernels/softmax/softmax.cu (contract and gate: docs/kernels.md), with a bucket
+// fixture: random inputs in [-8, 8] (a spread wide enough that subtracting the row maximum
+// matters) and the double-precision reference over the whole output are made once per bucket;
+// each candidate gets the output poisoned with NaN, one checked launch, then the closure the
+// bench times.
 #include <tuner/cuda/harness.hpp>
 
 #include <cstdint>
@@ -13,9 +14,31 @@
 
 namespace {
 
-tune::Launch setup(tune::SetupContext& ctx) {
-  const std::int64_t rows = ctx.shape().int_("ROWS");
-  const std::int64_t cols = ctx.shape().int_("COLS");
+// What every candidate of a bucket shares: the input, the output and the host reference.
+struct Softmax {
+  std::int64_t rows = 0, cols = 0;
+  tune::DeviceBuffer<float> in, out;
+  std::vector<double> ref;
+};
+
+Softmax prepare(tune::BucketContext& ctx) {
+  Softmax f;
+  f.rows = ctx.shape().int_("ROWS");
+  f.cols = ctx.shape().int_("COLS");
+  f.in = tune::DeviceBuffer<float>(f.rows * f.cols);
+  f.out = tune::DeviceBuffer<float>(f.rows * f.cols);
+  const std::vector<float> hin = kernels::random_floats(ctx.rng()(), f.in.size(), -8.0f, 8.0f);
+  f.in.upload(hin);
+  f.ref.resize(hin.size());
+  kernels::softmax_reference(hin.data(), f.ref.data(), static_cast<int>(f.rows),
+                             static_cast<int>(f.cols));
+  ctx.output(f.out);  // poisoned before every candidate
+  return f;
+}
+
+tune::Launch setup(tune::SetupContext& ctx, Softmax& f) {
+  const std::int64_t rows = f.rows;
+  const std::int64_t cols = f.cols;
   const std::int64_t block = ctx.params().int_("BLOCK");
   const std::int64_t rows_per_block = ctx.params().int_("ROWS_PER_BLOCK");
   const std::int64_t vec = ctx.params().int_("VEC");
@@ -30,16 +53,10 @@ tune::Launch setup(tune::SetupContext& ctx) {
   // The row cache: ROWS_PER_BLOCK rows of fp32 (launch raises the limit above 48 KiB).
   const auto smem = static_cast<std::size_t>(rows_per_block * cols) * sizeof(float);
   const int rows_i = static_cast<int>(rows), cols_i = static_cast<int>(cols);
+  const tune::DeviceBuffer<float> in = f.in, out = f.out;
 
-  tune::DeviceBuffer<float> in(rows * cols), out(rows * cols);
-  const std::vector<float> hin = kernels::random_floats(ctx.rng()(), in.size(), -8.0f, 8.0f);
-  in.upload(hin);
-
-  out.poison();
   softmax.launch(grid, threads, smem, ctx.stream(), in, out, rows_i, cols_i);
-  std::vector<double> ref(hin.size());
-  kernels::softmax_reference(hin.data(), ref.data(), rows_i, cols_i);
-  tune::check_close(out.download(), ref, kernels::softmax_tolerance, "out");
+  tune::check_close(out.download(), f.ref, kernels::softmax_tolerance, "out");
 
   return [=](CUstream stream) {
     softmax.launch(grid, threads, smem, stream, in, out, rows_i, cols_i);
@@ -48,4 +65,4 @@ tune::Launch setup(tune::SetupContext& ctx) {
 
 }  // namespace
 
-TUNE_HARNESS(setup)
+TUNE_HARNESS_WITH_FIXTURE(prepare, setup)

@@ -309,6 +309,12 @@ std::string section(const LogFile& log) {
     out += fmt::format(" Runoff: <b>{}</b> wins ({}).", escape(field(*runoff, "winner")),
                        escape(field(*runoff, "outcome")));
   out += "</p>\n";
+  if (std::optional<OverheadSummary> o = log_overhead(log)) {
+    std::string text = describe_overhead(*o);
+    const std::size_t nl = text.find('\n');
+    out += fmt::format("<p class=\"summary\">{}<br>{}</p>\n", escape(text.substr(0, nl)),
+                       escape(text.substr(nl + 1)));
+  }
   if (maximize)
     out += "<p>This log maximizes a score: the plots show the scores, higher is better.</p>\n";
   out += "<h3>Trials in order</h3>\n" + order_plot(trials, maximize);

@@ -32,6 +32,7 @@
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/bucket_name.hpp>
 #include <tuner/core/bucket_result.hpp>
+#include <tuner/core/compile_ahead.hpp>
 #include <tuner/core/file_lock.hpp>
 #include <tuner/core/kernel_tune.hpp>
 #include <tuner/core/remote_store.hpp>
@@ -63,16 +64,17 @@ BucketOutcome tune_one(const KernelBuild& build, const RunOptions& opt, const st
     fmt::print(stderr, "{}\n", line);
     std::fflush(stderr);
   };
-  const BucketTune job{build,
-                       bucket,
-                       arch,
-                       log,
-                       opt.budget_s,
-                       opt.timeout_s,
-                       process_launcher(worker_command(manifest, bucket.name, arch, opt.device)),
-                       say,
-                       opt.store,
-                       !opt.no_remote_trials};
+  BucketTune job{build,
+                 bucket,
+                 arch,
+                 log,
+                 opt.budget_s,
+                 opt.timeout_s,
+                 process_launcher(worker_command(manifest, bucket.name, arch, opt.device)),
+                 say,
+                 opt.store,
+                 !opt.no_remote_trials};
+  if (opt.compile_ahead) job.compile_ahead = compile_ahead_jobs();
   try {
     result<BucketResult> r = tune_bucket(job);
     if (!r) {
@@ -299,6 +301,10 @@ void add_run_command(CLI::App& app, Run& run) {
                   "K/N: measure only shard K of N into its own logs, for `tuner merge`");
   sub->add_option("--out", opt->out,
                   "with --shard: the folder of the shard's logs (default: <log_dir>/shards)");
+  sub->add_flag("--compile-ahead", opt->compile_ahead,
+                "compile candidates missing from the kernel cache on this host's cores ahead of "
+                "the measuring worker (TUNE_COMPILE_JOBS threads, default: the cores but one) "
+                "instead of counting them not compiled");
   sub->add_flag("--if-stale", opt->if_stale,
                 "measure an architecture only when its record does not verify (checked under "
                 "the record's lock; what `tuner tune` passes)");

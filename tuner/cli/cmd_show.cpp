@@ -182,6 +182,8 @@ int show_log(const ShowOptions& opt) {
                ms((*best)["median_ms"]), measured, trials.size());
   else
     fmt::print("best: none, 0 of {} trials measured\n", trials.size());
+  if (std::optional<OverheadSummary> o = log_overhead(*log))
+    fmt::print("{}\n", describe_overhead(*o));
   return exit_ok;
 }
 

@@ -31,6 +31,7 @@ struct TuneOptions {
   std::string cmake;
   std::string remote;
   bool no_remote_trials = false;
+  bool compile_ahead = false;  // skip the warm target: compile ahead of the measuring worker
 };
 
 // `path` relative to the project root when it lies inside it: what people recognise.
@@ -133,10 +134,16 @@ int run_tune(const TuneOptions& opt) {
   StopSignals stop_signals;  // SIGINT/SIGTERM to this process alone reach cmake and the worker
   for (const std::string& arch : stale) {
     const std::string cmake = opt.cmake.empty() ? "cmake" : opt.cmake;
-    fmt::print(stderr, "{}: warming '{}' for {}\n", target, manifest.kernel, arch);
-    std::fflush(stderr);
-    int rc = attached({cmake, "--build", manifest.build_dir.string(), "--target",
-                       fmt::format("warm.{}.{}", manifest.kernel, arch)});
+    int rc = 0;
+    if (opt.compile_ahead && devices->size() <= 1) {
+      fmt::print(stderr, "{}: compiling '{}' for {} ahead of the measuring worker\n", target,
+                 manifest.kernel, arch);
+    } else {
+      fmt::print(stderr, "{}: warming '{}' for {}\n", target, manifest.kernel, arch);
+      std::fflush(stderr);
+      rc = attached({cmake, "--build", manifest.build_dir.string(), "--target",
+                     fmt::format("warm.{}.{}", manifest.kernel, arch)});
+    }
     if (rc != 0) {
       fmt::print(stderr, "{}: error: warming '{}' for {} failed (exit status {})\n", target,
                  manifest.kernel, arch, rc);
@@ -154,6 +161,7 @@ int run_tune(const TuneOptions& opt) {
     run.if_stale = true;
     run.remote = opt.remote;
     run.no_remote_trials = opt.no_remote_trials;
+    run.compile_ahead = opt.compile_ahead;
     if (!devices->empty()) run.device = devices->front();
     rc = run_kernel(run);
     if (rc != 0) return rc;
@@ -178,6 +186,9 @@ void add_tune_command(CLI::App& app, Run& run) {
                   "directory, or off; default: TUNE_REMOTE_STORE, else the build's)");
   sub->add_flag("--no-remote-trials", opt->no_remote_trials,
                 "measure every candidate here rather than adopt the store's trials");
+  sub->add_flag("--compile-ahead", opt->compile_ahead,
+                "skip the warm target: compile the candidates on this host's cores ahead of the "
+                "measuring worker, overlapping the compiles with the measurements (one device)");
   sub->footer(
       "Exit status: 0 when every record is fresh, 1 when a stale record cannot be tuned (no "
       "harness), 2 for bad usage or input, 3 when tuning needs what this host lacks (a runner, a "

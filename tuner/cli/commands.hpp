@@ -56,6 +56,8 @@ struct RunOptions {
   RemoteStore* store = nullptr;   ///< the opened store, set by run_kernel for its buckets
   std::string shard;  ///< `K/N`: measure only this shard's part (tuner/cli/cmd_shard_run.cpp)
   std::string out;    ///< where a shard writes its logs and summary
+  /// --compile-ahead: compile missing candidates ahead of the worker (core/compile_ahead.hpp)
+  bool compile_ahead = false;
 };
 
 /// Tunes a kernel and writes its records (tuner/cli/cmd_run.cpp); the exit code.

@@ -116,4 +116,11 @@ bool looks_like_log(const std::string& path, const std::string& content) {
   return !j.is_discarded() && j.is_object() && j.contains("log_schema");
 }
 
+std::optional<OverheadSummary> log_overhead(const LogFile& log) {
+  std::vector<Trial> trials;
+  for (const nlohmann::json& j : log.trials)
+    if (result<Trial> t = trial_from_json(j)) trials.push_back(std::move(*t));
+  return summarize_overhead(trials);
+}
+
 }  // namespace tune::cli

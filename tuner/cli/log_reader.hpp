@@ -7,11 +7,13 @@
 #pragma once
 
 #include <istream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include <tuner/core/overhead.hpp>
 #include <tuner/core/result.hpp>
 
 namespace tune::cli {
@@ -23,6 +25,10 @@ struct LogFile {
   std::vector<std::string> warnings;   ///< `<path>:<line>: warning: ...` per skipped line
   bool maximize = false;               ///< the header's objective: a higher score is better
 };
+
+/// Where the log's time went (core/overhead.hpp), from the trials that carry times; nullopt for
+/// a log from before them.
+std::optional<OverheadSummary> log_overhead(const LogFile& log);
 
 /// Reads the log at `path` from `in` a line at a time, holding at most max_log_line_bytes of a
 /// line (a longer one is skipped with a warning). Refuses (with a diagnostic naming the file)

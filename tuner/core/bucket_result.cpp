@@ -47,6 +47,7 @@ void to_json(json& j, const BucketResult& r) {
        {"runoff", r.runoff ? json(*r.runoff) : json(nullptr)},
        {"workers_started", r.workers_started},
        {"best", nullptr}};
+  if (r.fixture_failure) j["fixture_failure"] = *r.fixture_failure;
   if (r.best) {
     const MeasuredWinner& b = *r.best;
     j["best"] = {{"config_id", b.config.id()},
@@ -73,6 +74,7 @@ void from_json(const json& j, BucketResult& r) {
   r.invalid = j.value("invalid", std::size_t{0});
   r.budget_exhausted = j.value("budget_exhausted", false);
   r.incumbent_failure = optional_from<std::string>(j, "incumbent_failure");
+  r.fixture_failure = optional_from<std::string>(j, "fixture_failure");
   r.runoff = optional_from<RunoffStats>(j, "runoff");
   r.workers_started = j.value("workers_started", 0);
   r.best.reset();

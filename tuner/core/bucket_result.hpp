@@ -51,8 +51,11 @@ struct BucketResult {
   std::size_t invalid = 0;  ///< of which invalid
   bool budget_exhausted = false;
   std::optional<std::string> incumbent_failure;  ///< why the run stopped before the search
-  std::optional<RunoffStats> runoff;             ///< when a runoff decided (or a forfeit)
-  std::optional<MeasuredWinner> best;              ///< nullopt: no winner
+  /// The bucket's fixture failed (the harness's `prepare`): its message. Every candidate of
+  /// the bucket is invalid with it; none was logged.
+  std::optional<std::string> fixture_failure;
+  std::optional<RunoffStats> runoff;   ///< when a runoff decided (or a forfeit)
+  std::optional<MeasuredWinner> best;  ///< nullopt: no winner
   int workers_started = 0;
 
   /// The result file's JSON (pretty-printed, trailing newline).

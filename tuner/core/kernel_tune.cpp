@@ -6,9 +6,12 @@
 
 #include <fmt/core.h>
 
+#include <tuner/core/atomic_file.hpp>
 #include <tuner/core/autotuner.hpp>
 #include <tuner/core/cache_key.hpp>
+#include <tuner/core/compile_ahead.hpp>
 #include <tuner/core/kernel_cache.hpp>
+#include <tuner/core/overhead.hpp>
 #include <tuner/core/record.hpp>
 #include <tuner/core/shared_trials.hpp>
 #include <tuner/core/toolchain.hpp>
@@ -43,6 +46,33 @@ std::optional<std::string> not_loadable(const KernelCache& cache, RemoteStore* r
   if (!entry->valid())
     return entry->reason.empty() ? std::string(to_string(entry->status)) : entry->reason;
   return std::nullopt;
+}
+
+// Compiles candidate `config` into the local cache (a compile-ahead thread): nullopt when it can
+// be measured, else why not. Runs the compiler only on a miss, as `tuner warm` does.
+std::optional<std::string> compile_candidate(const KernelCache& cache, const CacheKeyer& keyer,
+                                             const Manifest& manifest, const Config& config,
+                                             const std::string& arch) {
+  const CacheKey key = keyer.key(config, arch);
+  CompileRequest request;
+  request.key = key.digest;
+  request.key_schema = key.schema;
+  request.arch = arch;
+  request.config_id = config.id();
+  request.entry = manifest.entry;
+  request.argv_keyed = keyer.keyed_argv(config, arch);
+  for (const KeyedFile& f : keyer.files())
+    request.dependencies.push_back(f.name);
+  request.command = [&](const fs::path& output) {
+    CompileCommand command = keyer.compile_command(config, arch, output);
+    if (command.params_header)
+      write_file_atomic(*command.params_header, command.params_header_text);
+    return command.argv;
+  };
+  const CompileOutcome outcome = compile_into_cache(cache, request, manifest.compile_log);
+  if (outcome.entry.valid()) return std::nullopt;
+  return outcome.entry.reason.empty() ? std::string(to_string(outcome.entry.status))
+                                      : outcome.entry.reason;
 }
 
 // What the shared trials of this bucket are keyed by, and which configs are measured here
@@ -102,6 +132,42 @@ BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, co
   return r;
 }
 
+// Queues the candidates the cache lacks, in the order the search is expected to ask for them.
+void start_compile_ahead(CompileAhead& ahead, const BucketTune& job,
+                         const std::vector<Config>& configs, const std::vector<std::string>& keys,
+                         const KernelCache& cache, const std::optional<Config>& winner) {
+  const std::vector<Config>& required = job.build.space.require();
+  std::vector<std::size_t> first;
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    if (std::find(required.begin(), required.end(), configs[i]) != required.end() ||
+        (winner && *winner == configs[i]))
+      first.push_back(i);
+  std::function<bool(const Config&)> keep = [](const Config&) { return true; };
+  if (job.only) {
+    std::set<std::string> ids(job.only->begin(), job.only->end());
+    keep = [ids = std::move(ids)](const Config& c) { return ids.contains(c.id()); };
+  }
+  std::vector<std::size_t> order = expected_order(configs, job.build.space.search(), first, keep);
+  // Only what the cache lacks: a warm cache costs the threads nothing.
+  std::erase_if(order, [&](std::size_t i) { return cache.lookup(keys[i]).has_value(); });
+  ahead.start(order);
+}
+
+// The result of a bucket whose fixture failed: no trials, no winner, the fixture's message.
+BucketResult fixture_failed(const BucketTune& job, const std::string& pruned_hash,
+                            const Supervisor& objective, const std::string& message) {
+  BucketResult r;
+  r.kernel = job.build.manifest.kernel;
+  r.bucket = job.bucket.name;
+  r.arch = job.arch;
+  r.pruned_space_hash = pruned_hash;
+  if (!objective.device().empty()) r.device = objective.device();
+  if (!objective.driver().empty()) r.driver = objective.driver();
+  r.fixture_failure = message;
+  r.workers_started = objective.workers_started();
+  return r;
+}
+
 }  // namespace
 
 result<BucketResult> tune_bucket(const BucketTune& job) {
@@ -122,8 +188,22 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
                                      manifest.build_dir.string(), manifest.kernel);
   Supervisor objective(*configs, keys, job.launch, options);
   const KernelCache cache(effective_cache_dir(manifest.cache_dir));
-  objective.skip_when(
-      [&](std::size_t i) { return not_loadable(cache, job.remote, manifest, keys[i]); });
+  std::optional<CompileAhead> ahead;
+  if (job.compile_ahead > 0) {
+    ahead.emplace(
+        configs->size(),
+        [&](std::size_t i) {
+          return compile_candidate(cache, keyer, manifest, (*configs)[i], job.arch);
+        },
+        job.compile_ahead);
+  }
+  objective.skip_when([&](std::size_t i) {
+    // Compile-ahead: a candidate still missing here (the store has none either) is waited for.
+    if (ahead && !cache.lookup(keys[i]) &&
+        !(job.remote != nullptr && job.remote->fetch_entry(cache, keys[i])))
+      ahead->wait(i);
+    return not_loadable(cache, job.remote, manifest, keys[i]);
+  });
   auto say = [&](const std::string& line) {
     if (job.say) job.say(fmt::format("{}: {}", job.bucket.name, line));
   };
@@ -148,6 +228,7 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
     tuner.prune([keep = std::move(keep)](const Config& c) { return keep.contains(c.id()); });
   }
   tuner.on_progress([&](const Progress& p) { say(describe_trial(p)); });
+  if (ahead) start_compile_ahead(*ahead, job, *configs, keys, cache, winner);
   tuner.on_warning([&](const std::string& w) { say("warning: " + w); });
 
   std::optional<SharedTrials> shared;
@@ -158,9 +239,27 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
   }
   Objective& measuring = shared ? static_cast<Objective&>(*shared) : objective;
   WithoutRunoff shard_objective(measuring);
-  result<Output> out =
-      job.runoff ? tuner.run_objective(measuring) : tuner.run_objective(shard_objective);
+  std::optional<result<Output>> ran;
+  try {
+    ran = job.runoff ? tuner.run_objective(measuring) : tuner.run_objective(shard_objective);
+  } catch (const FixtureFailure& e) {
+    // One line for the bucket, not one per candidate: every candidate would fail the same way.
+    return fixture_failed(job, pruned_hash, objective, e.what());
+  }
+  result<Output>& out = *ran;
   if (!out) return fail(out.error());
+  if (std::optional<OverheadSummary> o = summarize_overhead(out->trials)) {
+    for (std::string line = describe_overhead(*o); !line.empty();) {
+      const std::size_t nl = line.find('\n');
+      say(line.substr(0, nl));
+      line = nl == std::string::npos ? "" : line.substr(nl + 1);
+    }
+  }
+  if (ahead && ahead->waited_ms() > 0)
+    say(
+        fmt::format("compile-ahead: {} candidates compiled, the search waited {:.1f} s for the "
+                    "compiler",
+                    ahead->finished(), ahead->waited_ms() / 1000));
   if (shared && (shared->adopted() > 0 || shared->uploaded() > 0))
     say(fmt::format("{} trials adopted from the remote store, {} shared", shared->adopted(),
                     shared->uploaded()));
@@ -206,7 +305,49 @@ std::string describe_trial(const Progress& p) {
   return fmt::format("[{}/{}] {} {}{}{}", p.done, p.total, t.id(), what, from, progress);
 }
 
+std::vector<std::size_t> expected_order(const std::vector<Config>& configs,
+                                        const SearchSettings& search,
+                                        const std::vector<std::size_t>& first,
+                                        const std::function<bool(const Config&)>& keep) {
+  std::vector<std::size_t> order;
+  std::vector<bool> seen(configs.size(), false);
+  auto add = [&](std::size_t i) {
+    if (i < configs.size() && !seen[i] && keep(configs[i])) {
+      seen[i] = true;
+      order.push_back(i);
+    }
+  };
+  for (std::size_t i : first)
+    add(i);
+  if (search.strategy == "random") {
+    // Its sequence does not depend on the timings: a copy told anything proposes the same.
+    std::vector<std::size_t> kept;
+    std::vector<Config> sub;
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      if (keep(configs[i])) {
+        kept.push_back(i);
+        sub.push_back(configs[i]);
+      }
+    if (!sub.empty()) {
+      std::unique_ptr<Strategy> s = make_strategy(search, SpaceIndex(sub));
+      for (std::size_t i : first)
+        if (auto it = std::find(kept.begin(), kept.end(), i); it != kept.end())
+          s->tell(static_cast<std::size_t>(it - kept.begin()), 1.0);
+      while (std::optional<std::size_t> k = s->next()) {
+        add(kept[*k]);
+        s->tell(*k, 1.0);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    add(i);
+  return order;
+}
+
 std::string describe_outcome(const BucketResult& r) {
+  if (r.fixture_failure)
+    return fmt::format("error: the bucket's fixture failed, so every candidate is invalid: {}",
+                       *r.fixture_failure);
   if (r.incumbent_failure) return "error: " + *r.incumbent_failure;
   if (!r.best) return fmt::format("error: no valid config ({} trials, all invalid)", r.trials);
   std::string decided = "sequential medians";

@@ -111,11 +111,13 @@ fs::path shard_log_path(const fs::path& dir, const std::string& arch, const std:
 }
 
 json bench_json(const BenchSettings& b) {
-  return json{{"clear_l2", b.clear_l2},
-              {"max_reps", b.max_reps},
-              {"min_reps", b.min_reps},
-              {"rep_ms", b.rep_ms},
-              {"warmup_ms", b.warmup_ms}};
+  json j{{"clear_l2", b.clear_l2},
+         {"max_reps", b.max_reps},
+         {"min_reps", b.min_reps},
+         {"rep_ms", b.rep_ms},
+         {"warmup_ms", b.warmup_ms}};
+  if (!b.preset.empty()) j["preset"] = b.preset;  // only when given: older summaries match
+  return j;
 }
 
 std::string ShardSummary::dump() const {

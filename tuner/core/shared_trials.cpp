@@ -30,6 +30,8 @@ std::string shared_trial_key(const std::string& cache_key, const std::string& de
       fmt::format("warmup_ms={:.17g} rep_ms={:.17g} min_reps={} max_reps={} "
                   "clear_l2={}",
                   bench.warmup_ms, bench.rep_ms, bench.min_reps, bench.max_reps, bench.clear_l2));
+  // A preset changes how the search times (only then is it keyed: older keys stay the same).
+  if (!bench.preset.empty()) h.update_field("preset=" + bench.preset);
   return h.hex_digest();
 }
 

@@ -104,6 +104,7 @@ std::string Space::meaning_hash() const {
                 {"min_reps", bench_.min_reps},
                 {"max_reps", bench_.max_reps},
                 {"clear_l2", bench_.clear_l2}};
+  if (!bench_.preset.empty()) j["bench"]["preset"] = bench_.preset;  // hashed only when given
   return sha256_hex("tune-space/1\n" + j.dump());
 }
 
@@ -250,6 +251,14 @@ result<const Bucket*> Space::select(const Shape& runtime_shape) const {
     if (*holds) return &buckets_[i];
   }
   return static_cast<const Bucket*>(nullptr);
+}
+
+BenchSettings search_bench(const BenchSettings& bench) {
+  if (bench.preset != "quick") return bench;
+  BenchSettings quick = bench;
+  quick.warmup_ms = std::min(bench.warmup_ms, 10.0);
+  quick.rep_ms = std::min(bench.rep_ms, 20.0);
+  return quick;
 }
 
 }  // namespace tune

@@ -81,7 +81,16 @@ struct BenchSettings {
   int min_reps = 5;
   int max_reps = 1000;
   bool clear_l2 = true;
+  /// "" (every candidate timed with the settings above) or "quick": the search's candidates
+  /// are timed with less warm-up and fewer reps (search_bench), the runoff's finalists with
+  /// the settings above (docs/measurement.md "The quick preset").
+  std::string preset;
 };
+
+/// The settings the search's candidates are timed with: `bench` itself, or with the "quick"
+/// preset at most 10 ms of warm-up and 20 ms of reps (min_reps unchanged). The runoff always
+/// uses `bench`.
+BenchSettings search_bench(const BenchSettings& bench);
 
 /// `params_as`: "defines" (`-D<NAME>=<value>`) or "constexpr" (a generated header).
 enum class ParamsAs { defines, constexpr_header };

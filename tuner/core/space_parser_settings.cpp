@@ -152,7 +152,8 @@ bool SpaceParser::reps(const toml::table& t, std::string_view key, int& out) {
 }
 
 bool SpaceParser::read_bench() {
-  constexpr std::string_view keys[] = {"warmup_ms", "rep_ms", "min_reps", "max_reps", "clear_l2"};
+  constexpr std::string_view keys[] = {"warmup_ms", "rep_ms",   "min_reps",
+                                       "max_reps",  "clear_l2", "preset"};
   const toml::table* t = settings_table("bench", keys);
   if (err) return false;
   if (t == nullptr) return true;
@@ -174,6 +175,16 @@ bool SpaceParser::read_bench() {
       return error_at(
           *n, fmt::format("'clear_l2' in [bench] must be true or false, got {}", kind_of(*n)));
     s.bench_.clear_l2 = *n->value<bool>();
+  }
+  if (const toml::node* n = t->get("preset")) {
+    constexpr std::string_view presets[] = {"quick"};
+    const std::string v = n->is_string() ? *n->value<std::string>() : std::string();
+    if (std::find(std::begin(presets), std::end(presets), v) == std::end(presets))
+      return error_at(
+          *n, fmt::format("'preset' in [bench] must be one of {}, got {}{}",
+                          quoted_list({std::begin(presets), std::end(presets)}),
+                          n->is_string() ? "'" + v + "'" : kind_of(*n), did_you_mean(v, presets)));
+    s.bench_.preset = v;
   }
   return true;
 }

@@ -138,6 +138,15 @@ std::optional<std::string> Supervisor::exchange(const WorkerRequest& request, do
 }
 
 Trial Supervisor::measure(std::size_t index) {
+  Trial t = measure_in_worker(index);
+  const auto now = std::chrono::steady_clock::now();
+  if (!t.times) t.times = TrialTimes{};
+  t.times->wall_ms = std::chrono::duration<double, std::milli>(now - last_end_).count();
+  last_end_ = now;
+  return t;
+}
+
+Trial Supervisor::measure_in_worker(std::size_t index) {
   check_signal();
   if (skip_)
     if (std::optional<std::string> reason = skip_(index)) return Trial::invalid(*reason);
@@ -159,6 +168,7 @@ Trial Supervisor::measure(std::size_t index) {
     worker_->wait();
     drop_worker("exited after a CUDA error (its context cannot be trusted)");
   }
+  if (m.fixture_failure) throw FixtureFailure(*m.fixture_failure);
   return m.to_trial();
 }
 

@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -66,6 +67,14 @@ struct WorkerStartFailure : error {
   using error::error;
 };
 
+/// Thrown out of the objective when the bucket's fixture (the harness's `prepare`, run once
+/// per bucket and worker) failed: every candidate of the bucket would be invalid with the same
+/// message, so the search stops there (nothing is logged for the candidate, so a fixed harness
+/// is tried again on the next run) and the caller reports the bucket once.
+struct FixtureFailure : error {
+  using error::error;
+};
+
 /// Thrown out of the objective when SIGINT or SIGTERM asked the run to stop (StopSignals): the
 /// candidate in flight is abandoned and nothing is logged for it.
 struct Interrupted {
@@ -99,6 +108,10 @@ class Supervisor : public Objective {
 
   const std::vector<Config>& configs() override { return configs_; }
   std::optional<std::string> cache_key(std::size_t index) override { return keys_.at(index); }
+  /// Measures candidate `index` in a worker. The trial's `times` say where its time went, with
+  /// `wall_ms` from the end of the previous trial. Throws FixtureFailure when the worker says
+  /// the bucket's fixture failed, Interrupted on a stop signal, WorkerStartFailure when no
+  /// worker starts.
   Trial measure(std::size_t index) override;
   std::optional<RunoffPairs> runoff(std::size_t incumbent, std::size_t challenger) override;
 
@@ -110,6 +123,7 @@ class Supervisor : public Objective {
 
  private:
   void check_signal() const;
+  Trial measure_in_worker(std::size_t index);
   void start_worker();
   void stop_worker();
   void drop_worker(const std::string& what);
@@ -118,6 +132,9 @@ class Supervisor : public Objective {
 
   std::vector<Config> configs_;
   std::vector<std::string> keys_;
+  /// The end of the last trial (the start, before the first): each trial's `wall_ms` runs
+  /// from here.
+  std::chrono::steady_clock::time_point last_end_ = std::chrono::steady_clock::now();
   WorkerLauncher launch_;
   SupervisorOptions options_;
   std::function<std::optional<std::string>(std::size_t)> skip_;

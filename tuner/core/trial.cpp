@@ -64,6 +64,28 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
+nlohmann::json to_json(const TrialTimes& times) {
+  return {{"fixture_ms", times.fixture_ms}, {"load_ms", times.load_ms},
+          {"setup_ms", times.setup_ms},     {"warmup_ms", times.warmup_ms},
+          {"timed_ms", times.timed_ms},     {"wall_ms", times.wall_ms}};
+}
+
+result<TrialTimes> times_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) return fail("", 0, 0, "'times' must be an object of numbers");
+  TrialTimes t;
+  for (auto [name, field] :
+       {std::pair{"fixture_ms", &t.fixture_ms}, std::pair{"load_ms", &t.load_ms},
+        std::pair{"setup_ms", &t.setup_ms}, std::pair{"warmup_ms", &t.warmup_ms},
+        std::pair{"timed_ms", &t.timed_ms}, std::pair{"wall_ms", &t.wall_ms}}) {
+    auto it = j.find(name);
+    if (it == j.end() || it->is_null()) continue;  // a field added later reads as 0
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
+      return fail("", 0, 0, fmt::format("'times.{}' must be a non-negative number", name));
+    *field = it->get<double>();
+  }
+  return t;
+}
+
 nlohmann::json to_json(const Trial& trial) {
   nlohmann::json j;
   j["config_id"] = trial.config.id();
@@ -85,6 +107,7 @@ nlohmann::json to_json(const Trial& trial) {
   j["batched"] = trial.batched;
   if (!trial.runoff.is_null()) j["runoff"] = trial.runoff;
   if (trial.remote) j["remote"] = *trial.remote;
+  if (trial.times) j["times"] = to_json(*trial.times);
   return j;
 }
 
@@ -180,6 +203,11 @@ result<Trial> trial_from_json(const nlohmann::json& j) {
     t.batched = it->get<bool>();
   }
   if (auto it = j.find("runoff"); it != j.end()) t.runoff = *it;
+  if (auto it = j.find("times"); it != j.end() && !it->is_null()) {
+    result<TrialTimes> times = times_from_json(*it);
+    if (!times) return bad(times.error().message);
+    t.times = *times;
+  }
   return t;
 }
 

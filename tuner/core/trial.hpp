@@ -59,6 +59,22 @@ struct TrialState {
   friend bool operator==(const TrialState&, const TrialState&) = default;
 };
 
+/// Where a trial's time went (docs/formats.md "Trial log"), in milliseconds of host wall time
+/// unless said otherwise. The worker reports the first five; the supervisor adds `wall_ms`.
+/// The overhead of a trial is what lies outside warm-up and timed reps: `wall_ms - warmup_ms -
+/// timed_ms`.
+struct TrialTimes {
+  double fixture_ms = 0;  ///< building the bucket's fixture (a worker's first candidate only)
+  double load_ms = 0;     ///< loading the candidate's module
+  double setup_ms = 0;    ///< restoring the fixture's inputs and the harness's setup (the gate)
+  double warmup_ms = 0;   ///< the bench's first launch, estimate and warm-up
+  double timed_ms = 0;    ///< the timed reps (device time, the flush and spin before each included)
+  /// From the end of the previous trial (or the start of the tune) to the end of this one, as
+  /// the supervisor saw it: worker starts, waits for the compiler and the protocol included.
+  double wall_ms = 0;
+  friend bool operator==(const TrialTimes&, const TrialTimes&) = default;
+};
+
 /// One measurement of one config, as logged.
 struct Trial {
   Config config;
@@ -79,6 +95,9 @@ struct Trial {
   /// The host that measured it, when it was adopted from the remote store (docs/store.md
   /// "Shared trials") rather than measured here; logged as `remote`.
   std::optional<std::string> remote;
+  /// Where its time went, when the objective reports it (a tune's supervisor does); logged as
+  /// `times`. Logs from before the field read as unset.
+  std::optional<TrialTimes> times;
 
   /// A measured trial, or an invalid one when the timings are not usable: a non-finite or
   /// non-positive median or min, or fewer than one rep (the reason names the value). The
@@ -97,9 +116,15 @@ struct Trial {
 /// The current time as UTC ISO-8601 with seconds (`2026-11-29T10:00:00Z`).
 std::string utc_now_iso8601();
 
+/// The times as one JSON object: every field, in milliseconds.
+nlohmann::json to_json(const TrialTimes& times);
+/// Reads times back: an object of non-negative numbers; a missing field reads as 0, unknown
+/// ones are ignored. The message says what is wrong.
+result<TrialTimes> times_from_json(const nlohmann::json& j);
+
 /// The trial as one JSON object (keys sorted by nlohmann::json): `config_id`, `params`,
 /// `cache_key`, `state` and its fields, `phase`, `device`, `time`, `warnings`, `batched`, and
-/// `runoff` and `remote` when present.
+/// `runoff`, `remote` and `times` when present.
 nlohmann::json to_json(const Trial& trial);
 /// The trial as one line of the log: compact JSON, no trailing newline.
 std::string to_json_line(const Trial& trial);

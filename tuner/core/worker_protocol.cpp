@@ -48,6 +48,7 @@ Trial MeasureAnswer::to_trial() const {
   t.batched = batched;
   t.warnings = warnings;
   if (!device.empty()) t.device = device;
+  t.times = times;
   return t;
 }
 
@@ -83,6 +84,12 @@ std::string encode(const MeasureAnswer& a) {
          {"device", a.device}};
   } else {
     j = {{"state", "invalid"}, {"reason", a.state.invalid()->reason}};
+    if (a.fixture_failure) j["fixture_failure"] = *a.fixture_failure;
+  }
+  if (a.times) {
+    json t = to_json(*a.times);
+    t.erase("wall_ms");  // the supervisor's to measure
+    j["times"] = std::move(t);
   }
   if (a.exiting) j["exiting"] = true;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -161,10 +168,17 @@ result<std::variant<MeasureAnswer, RefusedAnswer>> decode_measure_answer(std::st
       a.device = optional_field<std::string>(*j, "device", "");
     } else if (state == "invalid") {
       a.state.value = InvalidState{j->at("reason").get<std::string>()};
+      if (j->contains("fixture_failure"))
+        a.fixture_failure = j->at("fixture_failure").get<std::string>();
     } else {
       return unreadable(line, fmt::format("unknown state '{}'", state));
     }
     a.exiting = optional_field<bool>(*j, "exiting", false);
+    if (auto it = j->find("times"); it != j->end() && !it->is_null()) {
+      result<TrialTimes> times = times_from_json(*it);
+      if (!times) return unreadable(line, times.error().message);
+      a.times = *times;
+    }
     return Answer{std::move(a)};
   } catch (const json::exception&) {
     return unreadable(line, "not a measure answer");

@@ -7,7 +7,10 @@
 //              "arch":"sm_90"}                                   (or "ready":false,"error":"...")
 //   supervisor -> {"op":"measure","config":{"BM":64},"key":"<hex>"}
 //   worker -> {"state":"measured","median_ms":..,"min_ms":..,"reps":..,"batched":false,
-//              "warnings":[..],"device":".."}                     (or "state":"invalid","reason")
+//              "warnings":[..],"device":"..","times":{"fixture_ms":..,"load_ms":..,
+//              "setup_ms":..,"warmup_ms":..,"timed_ms":..}}      (or "state":"invalid","reason",
+//              with "fixture_failure":".." when the bucket's fixture failed: every candidate of
+//              the bucket would fail the same way)
 //   supervisor -> {"op":"runoff","incumbent":{"config":..,"key":..},"challenger":{...}}
 //   worker -> {"incumbent_ms":[..],"challenger_ms":[..],"batched":..,"warnings":[..],
 //              "device":".."} or {"incumbent_failure":"..","challenger_failure":".."} (either
@@ -19,6 +22,7 @@
 // it. Unknown fields are ignored, so a field may be added without a new version.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -71,6 +75,12 @@ struct MeasureAnswer {
   std::vector<std::string> warnings;
   std::string device;
   bool exiting = false;  ///< the worker exits after this answer
+  /// Where the worker's time went (every field but `wall_ms`), when it says; invalid answers
+  /// carry it too (the time a failing gate took). Workers from before the field send none.
+  std::optional<TrialTimes> times;
+  /// Set when the bucket's fixture (the harness's `prepare`) failed: its message. The candidate
+  /// is invalid with it, and so would every other candidate of the bucket be.
+  std::optional<std::string> fixture_failure;
 
   /// The answer as a trial (config, phase and time left for the search to fill). Timings that
   /// cannot be used (non-finite, no reps) make it invalid, as Trial::measured says.

@@ -59,6 +59,12 @@ struct BenchResult {
   int batch_size = 1;
   std::vector<double> samples_ms;     ///< every rep's time per launch, in order
   std::vector<std::string> warnings;  ///< throttling, other processes, large spread
+  /// Where the bench's own time went: `timed_ms` is the device time of the timed reps (from
+  /// the end of warm-up to the end of the last rep, the flush and spin before each included),
+  /// `warmup_ms` the rest of the call's wall time (first launch, estimate, graph capture,
+  /// warm-up).
+  double warmup_ms = 0;
+  double timed_ms = 0;
 };
 
 /// Times `launch` on `stream` of `ctx`; a null stream means `ctx.stream()` (the legacy default

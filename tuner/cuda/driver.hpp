@@ -57,6 +57,7 @@ struct DriverApi {
   X(cuMemFree)                 \
   X(cuMemcpyHtoD)              \
   X(cuMemcpyDtoH)              \
+  X(cuMemcpyDtoD)              \
   X(cuMemsetD8)                \
   X(cuMemsetD32Async)          \
   X(cuStreamCreate)            \

@@ -67,6 +67,28 @@ void SetupContext::sync() const {
   TUNE_CU(driver().cuStreamSynchronize(stream_));
 }
 
+BucketContext::BucketContext(Context& context, std::string bucket, const Shape& shape,
+                             CUstream stream, std::uint64_t seed)
+    : context_(context),
+      bucket_(std::move(bucket)),
+      shape_(shape, fmt::format("shape of bucket '{}'", bucket_)),
+      stream_(stream),
+      rng_(seed) {}
+
+void BucketContext::sync() const {
+  TUNE_CU(driver().cuStreamSynchronize(stream_));
+}
+
+std::vector<std::function<void()>> BucketContext::take_resets() {
+  std::vector<std::function<void()>> resets;
+  for (const auto& snapshot : snapshots_)
+    resets.push_back(snapshot());
+  resets.insert(resets.end(), poisons_.begin(), poisons_.end());
+  snapshots_.clear();
+  poisons_.clear();
+  return resets;
+}
+
 namespace detail {
 
 void throw_check_failure(std::string_view what, double rel, double tolerance, std::size_t first_bad,

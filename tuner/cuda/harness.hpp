@@ -7,6 +7,13 @@
 // the candidate is invalid with that message), and returns the launch closure that the bench
 // times. docs/harness.md walks through a complete example.
 //
+// A harness may also build a bucket fixture (TUNE_HARNESS_WITH_FIXTURE): `prepare` runs once
+// per bucket in each worker process and returns the inputs on the device, the reference answer
+// and any host data; every candidate's setup of that bucket gets it. Inputs a candidate may
+// write are declared (BucketContext::writable_input) and restored before each candidate,
+// outputs declared (BucketContext::output) are poisoned before each; a fixture that throws
+// makes the whole bucket invalid with its message.
+//
 // Example:
 //   #include <tuner/cuda/harness.hpp>
 //
@@ -119,6 +126,22 @@ class DeviceBuffer {
     if (count_) TUNE_CU(driver().cuMemcpyDtoH(host.data(), device_ptr(), bytes()));
     return host;
   }
+  /// A new allocation holding a copy of this buffer's values (a device-to-device copy).
+  DeviceBuffer clone() const {
+    DeviceBuffer copy(static_cast<std::int64_t>(count_));
+    copy.copy_from(*this);
+    return copy;
+  }
+  /// Copies `other` (of the same size) into this buffer on the device; returns when it is
+  /// there.
+  void copy_from(const DeviceBuffer& other) const {
+    if (other.count_ != count_) {
+      throw error("copy of " + std::to_string(other.count_) + " values into a buffer of " +
+                  std::to_string(count_));
+    }
+    if (count_) TUNE_CU(driver().cuMemcpyDtoD(device_ptr(), other.device_ptr(), bytes()));
+    TUNE_CU(driver().cuCtxSynchronize());
+  }
   /// Fills every byte with 0xFF: NaN for floating point, -1 for signed integers. Do this to an
   /// output before the checked launch, so that an element the kernel never wrote fails the
   /// check instead of passing with a stale value.
@@ -220,6 +243,60 @@ double check_close(const std::vector<T>& out, const std::vector<R>& ref, double 
   return check_close(std::span<const T>(out), std::span<const R>(ref), tolerance, what);
 }
 
+/// Everything `prepare` needs about the bucket whose fixture it builds (docs/harness.md
+/// "Bucket fixtures"): the shape, the device, a stream and a random generator seeded per
+/// bucket, and the declarations of what the worker resets before every candidate.
+class BucketContext {
+ public:
+  /// Built by the runner (and by tests): `bucket` names the shape in messages, `seed` seeds
+  /// `rng()`.
+  BucketContext(Context& context, std::string bucket, const Shape& shape, CUstream stream,
+                std::uint64_t seed = 0x7475'6e65);
+
+  /// The bucket's shape, by name: `ctx.shape().int_("M")`.
+  const Values& shape() const noexcept { return shape_; }
+  const std::string& bucket() const noexcept { return bucket_; }
+  /// The device.
+  Context& context() const noexcept { return context_; }
+  /// The stream the bench will time on.
+  CUstream stream() const noexcept { return stream_; }
+  /// Waits for the work queued on `stream()`.
+  void sync() const;
+  /// A random generator seeded per bucket, for inputs.
+  std::mt19937_64& rng() noexcept { return rng_; }
+
+  /// Declares `buffer` an input that a candidate may write (in place, or by a bug): its content
+  /// when `prepare` returns is kept in a device copy and restored before every candidate's
+  /// setup, so that each candidate and its gate see the inputs the reference was computed from.
+  template <class T>
+  void writable_input(const DeviceBuffer<T>& buffer) {
+    snapshots_.push_back([buffer]() -> std::function<void()> {
+      const DeviceBuffer<T> pristine = buffer.clone();
+      return [buffer, pristine] { buffer.copy_from(pristine); };
+    });
+  }
+  /// Declares `buffer` an output: every byte is set to 0xFF (NaN for floats) before every
+  /// candidate's setup, so that an element a candidate never writes fails its gate instead of
+  /// passing with the previous candidate's value.
+  template <class T>
+  void output(const DeviceBuffer<T>& buffer) {
+    poisons_.push_back([buffer] { buffer.poison(); });
+  }
+
+  /// The runner's: the resets to run before every candidate (restores, then poisons), taking
+  /// the inputs' copies now. Called once, after `prepare` returned.
+  std::vector<std::function<void()>> take_resets();
+
+ private:
+  Context& context_;
+  std::string bucket_;
+  Values shape_;
+  CUstream stream_;
+  std::mt19937_64 rng_;
+  std::vector<std::function<std::function<void()>()>> snapshots_;
+  std::vector<std::function<void()>> poisons_;
+};
+
 /// Everything setup needs about the candidate it prepares.
 class SetupContext {
  public:
@@ -266,12 +343,43 @@ class SetupContext {
 /// A harness's setup function.
 using SetupFn = Launch (*)(SetupContext&);
 
-/// The harness linked into this executable, as TUNE_HARNESS declares it.
+/// The harness linked into this executable, as TUNE_HARNESS or TUNE_HARNESS_WITH_FIXTURE
+/// declares it.
 struct Harness {
-  SetupFn setup = nullptr;
-  const char* name = "";  ///< the setup function's name
-  const char* file = "";  ///< the harness source file
+  SetupFn setup = nullptr;  ///< the per-candidate setup of a harness without a fixture
+  const char* name = "";    ///< the setup function's name
+  const char* file = "";    ///< the harness source file
+  /// With a fixture: builds the bucket's fixture (type-erased), once per bucket and worker.
+  std::shared_ptr<void> (*prepare)(BucketContext&) = nullptr;
+  /// With a fixture: the per-candidate setup, given the fixture `prepare` built.
+  Launch (*setup_with)(SetupContext&, void* fixture) = nullptr;
+  /// With a fixture that has a `void restore()`: calls it before every candidate's setup.
+  void (*restore)(void* fixture) = nullptr;
 };
+
+namespace detail {
+/// The Harness of `TUNE_HARNESS_WITH_FIXTURE(Prepare, Setup)`: `Prepare(BucketContext&)`
+/// returns the fixture by value, `Setup(SetupContext&, Fixture&)` takes it.
+template <auto Prepare, auto Setup>
+Harness fixture_harness(const char* name, const char* file) {
+  using Fixture = std::remove_cvref_t<decltype(Prepare(std::declval<BucketContext&>()))>;
+  static_assert(std::is_invocable_r_v<Launch, decltype(Setup), SetupContext&, Fixture&>,
+                "the setup of a harness with a fixture takes (tune::SetupContext&, Fixture&), "
+                "where Fixture is what prepare returns");
+  Harness h;
+  h.name = name;
+  h.file = file;
+  h.prepare = [](BucketContext& ctx) -> std::shared_ptr<void> {
+    return std::make_shared<Fixture>(Prepare(ctx));
+  };
+  h.setup_with = [](SetupContext& ctx, void* fixture) {
+    return Launch(Setup(ctx, *static_cast<Fixture*>(fixture)));
+  };
+  if constexpr (requires(Fixture & f) { f.restore(); })
+    h.restore = [](void* fixture) { static_cast<Fixture*>(fixture)->restore(); };
+  return h;
+}
+}  // namespace detail
 
 /// The harness of this executable. Defined by TUNE_HARNESS in the harness file: a runner
 /// links exactly one harness (none is an undefined reference, two a duplicate definition,
@@ -287,4 +395,15 @@ const Harness& harness();
   const ::tune::Harness& ::tune::harness() {            \
     static const ::tune::Harness h{&fn, #fn, __FILE__}; \
     return h;                                           \
+  }
+
+/// Declares a harness with a bucket fixture (docs/harness.md "Bucket fixtures"): `prepare`, a
+/// `Fixture prepare(tune::BucketContext&)` run once per bucket in each worker process, and
+/// `setup`, a `tune::Launch setup(tune::SetupContext&, Fixture&)` run for every candidate with
+/// the fixture `prepare` returned. Use once, at global scope, instead of TUNE_HARNESS.
+#define TUNE_HARNESS_WITH_FIXTURE(prepare, setup)                            \
+  const ::tune::Harness& ::tune::harness() {                                 \
+    static const ::tune::Harness h =                                         \
+        ::tune::detail::fixture_harness<&prepare, &setup>(#setup, __FILE__); \
+    return h;                                                                \
   }

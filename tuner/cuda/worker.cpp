@@ -3,14 +3,17 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
@@ -74,6 +77,24 @@ struct Prepared {
   Launch launch;
 };
 
+// The bucket's fixture failed: every candidate of the bucket fails with this message.
+struct fixture_error : error {
+  using error::error;
+};
+
+// The bucket's fixture in this worker (harness().prepare): built for the first candidate,
+// kept for the others, rebuilt only by a fresh worker.
+struct FixtureState {
+  bool built = false;
+  std::shared_ptr<void> fixture;
+  std::vector<std::function<void()>> resets;  // before every candidate: restores, poisons
+  std::optional<std::string> failure;         // prepare threw: its message
+};
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 class Worker {
  public:
   Worker(const KernelBuild& build, const Bucket& bucket, int device)
@@ -81,19 +102,27 @@ class Worker {
         bucket_(bucket),
         ctx_(device),
         cache_dir_(effective_cache_dir(build.manifest.cache_dir)),
-        bench_(BenchOptions::from(build.space.bench())) {}
+        bench_(BenchOptions::from(build.space.bench())),
+        search_bench_(BenchOptions::from(search_bench(build.space.bench()))) {}
 
   Context& context() { return ctx_; }
 
   MeasureAnswer measure(const MeasureRequest& request) {
     MeasureAnswer answer;
+    TrialTimes& times = answer.times.emplace();
     try {
-      Prepared p = prepare(request.candidate);
-      BenchResult r = bench(ctx_, p.launch, ctx_.stream(), bench_);
+      Prepared p = prepare(request.candidate, &times);
+      BenchResult r = bench(ctx_, p.launch, ctx_.stream(), search_bench_);
+      times.warmup_ms = r.warmup_ms;
+      times.timed_ms = r.timed_ms;
       answer.state.value = MeasuredState{r.median_ms, r.min_ms, r.reps};
       answer.batched = r.batched;
       answer.warnings = r.warnings;
       answer.device = ctx_.name();
+    } catch (const fixture_error& e) {
+      answer.state.value = InvalidState{e.what()};
+      answer.fixture_failure = e.what();
+      answer.exiting = fixture_cuda_error_;
     } catch (const cuda_error& e) {
       answer.state.value = InvalidState{cuda_reason(e)};
       answer.exiting = true;
@@ -153,15 +182,54 @@ class Worker {
   }
 
  private:
-  // Loads the candidate's module and runs its setup (the correctness gate). Throws what they
-  // throw.
-  Prepared prepare(const CandidateRef& candidate) {
+  // Builds the bucket's fixture once (harness().prepare). A failure is kept: every later
+  // candidate fails with the same message, without running prepare again.
+  void build_fixture() {
+    fixture_.built = true;
+    try {
+      BucketContext bucket(ctx_, bucket_.name, bucket_.shape, ctx_.stream());
+      fixture_.fixture = harness().prepare(bucket);
+      fixture_.resets = bucket.take_resets();
+    } catch (const cuda_error& e) {
+      fixture_.fixture.reset();
+      fixture_.failure = "the fixture failed: " + cuda_reason(e);
+      fixture_cuda_error_ = true;
+    } catch (const std::exception& e) {
+      fixture_.fixture.reset();
+      fixture_.failure = std::string("the fixture failed: ") + e.what();
+    }
+  }
+
+  // Loads the candidate's module, resets the fixture's inputs and outputs (a harness with a
+  // fixture), and runs its setup (the correctness gate); `times`, when given, gets the time
+  // of each step. Throws what they throw; fixture_error when the bucket's fixture failed.
+  Prepared prepare(const CandidateRef& candidate, TrialTimes* times = nullptr) {
+    const Harness& h = harness();
+    if (h.prepare != nullptr) {
+      if (!fixture_.built) {
+        const auto t0 = std::chrono::steady_clock::now();
+        build_fixture();
+        if (times) times->fixture_ms = ms_since(t0);
+      }
+      if (fixture_.failure) throw fixture_error(*fixture_.failure);
+    }
     Prepared p;
     p.key = candidate.key;
+    auto t0 = std::chrono::steady_clock::now();
     p.module = load_kernel(ctx_, cache_dir_, candidate.key);
+    if (times) times->load_ms = ms_since(t0);
+    t0 = std::chrono::steady_clock::now();
     SetupContext setup(ctx_, p.module, build_.manifest.entry, bucket_.name, bucket_.shape,
                        candidate.config, ctx_.stream());
-    p.launch = harness().setup(setup);
+    if (h.prepare != nullptr) {
+      for (const auto& reset : fixture_.resets)
+        reset();
+      if (h.restore != nullptr) h.restore(fixture_.fixture.get());
+      p.launch = h.setup_with(setup, fixture_.fixture.get());
+    } else {
+      p.launch = h.setup(setup);
+    }
+    if (times) times->setup_ms = ms_since(t0);
     if (!p.launch) throw error("setup returned an empty launch closure");
     return p;
   }
@@ -235,7 +303,10 @@ class Worker {
   const Bucket& bucket_;
   Context ctx_;
   fs::path cache_dir_;
-  BenchOptions bench_;
+  BenchOptions bench_;         // the runoff's: the space's [bench]
+  BenchOptions search_bench_;  // the search's: the same, or the quick preset's
+  FixtureState fixture_;
+  bool fixture_cuda_error_ = false;  // the fixture's failure was a CUDA error: exit after it
 };
 
 // The answers go to a private copy of the standard output; fd 1 itself goes to stderr, so that

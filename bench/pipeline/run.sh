@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The pipeline benchmark (device): how much of a tune is timed work, with and without a bucket
+# fixture, and whether compile-ahead hides the compiles behind the measurements.
+#
+#   bench/pipeline/run.sh --build <tune build tree> --out <dir> [--arch sm_90] [--work <dir>]
+#                         [--regret]
+#
+# 1. stream (256 MB input, 24 candidates) tuned with a fixture harness and, the same kernel and
+#    space, with a per-candidate harness: the median per-candidate overhead outside warm-up and
+#    timed reps of each (target: at most 50 ms with the fixture).
+# 2. compute (288 candidates, a host reference of seconds, a fixture harness), three times:
+#    warm alone from an empty kernel cache (T_warm), the tune alone on the warm cache
+#    (T_measure), and the cold tune with compile-ahead from an empty cache (T_cold). Prints
+#    T_cold / max(T_warm, T_measure) (target: at most 1.3).
+# 3. With --regret: both kernels tuned again with `[bench] preset = "quick"`; prints each one's
+#    wall time against the default and the regret of its winner (its median in the default
+#    tune's log over the default winner's, minus one).
+# Default [bench] settings elsewhere. Everything lands under --out (logs, `tuner show` output,
+# pipeline.json); the summary is printed last. About 4 minutes on an H200 with 16 cores.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+build="" out="" arch="sm_90" work="${TMPDIR:-/tmp}/tune-bench-pipeline" regret=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build) build="$(cd "$2" && pwd)"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --arch) arch="$2"; shift 2 ;;
+    --work) work="$2"; shift 2 ;;
+    --regret) regret=1; shift ;;
+    *) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+tuner=$(find "$build" -path '*/_tune_host_tool/*' -prune -o -type f -name tuner -perm -u+x -print | head -1)
+if [[ -z "$build" || -z "$out" || -z "$tuner" ]]; then
+  echo "run.sh: pass --build <a tune build tree with the tuner built> --out <dir>" >&2
+  exit 2
+fi
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+rm -rf "$work"
+mkdir -p "$work"
+cp -r "$here/project" "$work/src"
+src="$work/src" b="$work/build" cache="$work/cache"
+args=(-S "$src" -B "$b" -G Ninja -DTUNE_SOURCE_DIR="$repo" -DTUNE_TUNER_EXECUTABLE="$tuner"
+      -DTUNE_ARCH="$arch" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNE_ENABLE_WERROR=OFF
+      -DTUNE_ENABLE_KERNELS=OFF -DTUNE_CACHE_DIR="$cache")
+[[ -f "${TUNE_TOMLPP_INCLUDE_DIR:-/nonexistent}/toml++/toml.h" ]] && args+=(-DTUNE_TOMLPP_INCLUDE_DIR="$TUNE_TOMLPP_INCLUDE_DIR")
+[[ -f "${TUNE_EIGEN_INCLUDE_DIR:-/nonexistent}/Eigen/Core" ]] && args+=(-DTUNE_EIGEN_INCLUDE_DIR="$TUNE_EIGEN_INCLUDE_DIR")
+cmake "${args[@]}" > "$out/configure.log" 2>&1
+cmake --build "$b" --target stream.runner stream_plain.runner compute.runner > "$out/build.log" 2>&1
+
+now() { date +%s.%N; }
+since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(now)"; }
+manifest() { echo "$b/tune/$1/manifest.json"; }
+fresh_logs() { rm -rf "$b/tune/$1/$arch" "$src/records/$1.json"* ; }
+# The median overhead line of `tuner show` for a kernel's log (ms), and the gpu share (%).
+overhead() { sed -n 's/.*overhead \([0-9.]*\) ms outside.*/\1/p' "$out/$1.show.txt"; }
+share() { sed -n 's/^gpu time: \([0-9.]*\)% of.*/\1/p' "$out/$1.show.txt"; }
+tune_kernel() {  # kernel, label, extra tuner run arguments...
+  local k=$1 label=$2
+  shift 2
+  fresh_logs "$k"
+  "$tuner" run --manifest "$(manifest "$k")" "$@" > "$out/$label.log" 2>&1 || true
+  "$tuner" show "$b/tune/$k/$arch/"*.trials.jsonl > "$out/$label.show.txt" 2>&1 || true
+}
+
+# 1. Overhead with and without a fixture.
+cmake --build "$b" --target "warm.stream.$arch" "warm.stream_plain.$arch" > "$out/warm_stream.log" 2>&1
+tune_kernel stream stream
+tune_kernel stream_plain stream_plain
+
+# 2. Compile-ahead on a cold cache against warm and measurement apart.
+rm -rf "$cache"
+t0=$(now)
+cmake --build "$b" --target "warm.compute.$arch" > "$out/warm_compute.log" 2>&1
+t_warm=$(since "$t0")
+t0=$(now)
+tune_kernel compute compute_measure
+t_measure=$(since "$t0")
+rm -rf "$cache"
+t0=$(now)
+tune_kernel compute compute_cold --compile-ahead
+t_cold=$(since "$t0")
+
+ratio=$(python3 -c "import sys; c,w,m=map(float,sys.argv[1:]); print(f'{c/max(w,m):.2f}')" \
+        "$t_cold" "$t_warm" "$t_measure")
+{
+  echo "pipeline benchmark ($arch, $(nproc) cores, tuner $tuner)"
+  echo "stream, 24 candidates: median overhead per candidate outside warm-up and timed reps:"
+  echo "  with fixture    $(overhead stream) ms (target <= 50), gpu timed share $(share stream)%"
+  echo "  without fixture $(overhead stream_plain) ms, gpu timed share $(share stream_plain)%"
+  echo "compute, 288 candidates: warm ${t_warm} s, measure ${t_measure} s, cold tune with" \
+       "compile-ahead ${t_cold} s"
+  echo "  cold / max(warm, measure) = ${ratio} (target <= 1.3)"
+  echo "  compute (cold) $(grep -h 'compile-ahead:' "$out/compute_cold.log" | head -1)"
+} | tee "$out/summary.txt"
+
+# 3. The quick preset's regret and time.
+if (( regret )); then
+  for k in stream compute; do
+    cp "$b/tune/$k/$arch/"*.trials.jsonl "$out/$k.default.trials.jsonl" 2>/dev/null || true
+  done
+  cp "$out/compute_measure.show.txt" "$out/compute.default.show.txt"
+  for k in stream compute; do
+    printf '\n[bench]\npreset = "quick"\n' >> "$src/$k.toml"
+  done
+  cmake "${args[@]}" >> "$out/configure.log" 2>&1
+  for k in stream compute; do
+    t0=$(now)
+    tune_kernel "$k" "$k.quick"
+    echo "$k $(since "$t0")" >> "$out/quick_times.txt"
+    cp "$b/tune/$k/$arch/"*.trials.jsonl "$out/$k.quick.trials.jsonl"
+  done
+  python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+def trials(p):
+    return [json.loads(l) for l in p.read_text().splitlines()[1:] if l.strip()]
+def winner(ts):
+    runoff = [t for t in ts if t.get("phase") == "runoff" and t.get("runoff", {}).get("winner")]
+    if runoff:
+        return runoff[-1]["runoff"]["winner"]
+    m = [t for t in ts if t["state"] == "measured"]
+    return min(m, key=lambda t: t["median_ms"])["config_id"] if m else None
+def wall(ts):
+    return sum(t.get("times", {}).get("wall_ms", 0) for t in ts) / 1000
+print("quick preset against the default settings:")
+for k in ("stream", "compute"):
+    d, q = trials(out / f"{k}.default.trials.jsonl"), trials(out / f"{k}.quick.trials.jsonl")
+    med = {t["config_id"]: t["median_ms"] for t in d if t["state"] == "measured" and t["phase"] != "runoff"}
+    wd, wq = winner(d), winner(q)
+    regret = med[wq] / med[wd] - 1 if wd in med and wq in med else float("nan")
+    print(f"  {k}: winner default {wd}, quick {wq}; regret {100 * regret:+.2f}%;"
+          f" trial wall time {wall(q):.1f} s against {wall(d):.1f} s")
+PY
+fi
