@@ -56,6 +56,7 @@ struct RunOptions {
   RemoteStore* store = nullptr;   ///< the opened store, set by run_kernel for its buckets
   std::string shard;  ///< `K/N`: measure only this shard's part (tuner/cli/cmd_shard_run.cpp)
   std::string out;    ///< where a shard writes its logs and summary
+  bool json = false;  ///< --json: people's lines to stderr, a summary on stdout (json_summary.hpp)
 };
 
 /// Tunes a kernel and writes its records (tuner/cli/cmd_run.cpp); the exit code.
