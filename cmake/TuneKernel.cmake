@@ -267,15 +267,17 @@ function(_tune_resolve_archs fn tuner out)
   set(${out} "${archs}" PARENT_SCOPE)
 endfunction()
 
-# _tune_candidates(<fn> <tuner> <space> <out-ids>): validates the space with the tuner and
+# _tune_candidates(<fn> <tuner> <name> <space> <out-ids>): validates the space with the tuner and
 # returns the candidate ids warm compiles: the union of every bucket's pruned configs, in order
 # of first appearance. `tuner warm --list-candidates` prints them one per line (Space::load, the
 # same reader and diagnostics as `tuner space`); lines keep this linear in the number of
 # candidates, where string(JSON) over `tuner space --json` would re-parse the document per id.
+# With --kernel it also refuses what can never give a record (tuner/core/space_checks.hpp): a
+# space of another kernel, a bucket that keeps no config, a bucket shadowed by earlier ones.
 # Ids cannot hold ';' or '[' (param values are restricted to [A-Za-z0-9_.:+-]), so they are
 # safe list elements.
-function(_tune_candidates fn tuner space out)
-  execute_process(COMMAND "${tuner}" warm --list-candidates "${space}"
+function(_tune_candidates fn tuner name space out)
+  execute_process(COMMAND "${tuner}" warm --list-candidates "${space}" --kernel "${name}"
     RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     string(STRIP "${err}" err)
@@ -329,6 +331,72 @@ function(_tune_global_targets tool tool_depends)
     COMMENT "Checking every tuned kernel's record"
     USES_TERMINAL VERBATIM)
   _tune_add_tool_dependencies(tune-check "${tool_depends}")
+endfunction()
+
+# _tune_write_kernel_list(): run once at the end of the configure (cmake_language(DEFER) from the
+# first tune_add_kernel). Writes <build>/tune/kernels.list, the kernels this configure declared,
+# one a line, which `tuner status` (and so tune-check) reads instead of every manifest it finds,
+# and removes the manifest of a kernel no longer declared: a kernel taken out of the CMakeLists
+# would otherwise leave a manifest that fails `tuner status --check` forever.
+function(_tune_write_kernel_list)
+  get_property(kernels GLOBAL PROPERTY _TUNE_KERNEL_LIST)
+  set(tune_dir "${CMAKE_BINARY_DIR}/tune")
+  list(JOIN kernels "\n" text)
+  file(WRITE "${tune_dir}/kernels.list.tmp" "${text}\n")
+  file(RENAME "${tune_dir}/kernels.list.tmp" "${tune_dir}/kernels.list")
+  file(GLOB old_manifests LIST_DIRECTORIES false "${tune_dir}/*/manifest.json")
+  foreach(old IN LISTS old_manifests)
+    cmake_path(GET old PARENT_PATH dir)
+    cmake_path(GET dir FILENAME old_name)
+    if(NOT old_name IN_LIST kernels)
+      file(REMOVE "${old}")
+      message(STATUS "tune: removed the manifest of '${old_name}', no longer declared")
+    endif()
+  endforeach()
+endfunction()
+
+# _tune_check_inherited_definitions(<fn> <lib> <target> <chain>): stops when <target> (reached
+# from LINK_LIBRARIES <lib> along the targets <chain>, <lib> first) or any target it links to
+# in its INTERFACE_LINK_LIBRARIES, at any depth, defines something holding '"' or '\'. Inherited
+# definitions go into the manifest's JSON unescaped (they are generator expressions, evaluated
+# at generate time, and CMake 3.25 has no generator expression that escapes a string), so one
+# such definition would make a manifest no step can read. Definitions that only a generator
+# expression produces cannot be seen here; the tuner then reports the manifest by name.
+function(_tune_check_inherited_definitions fn lib target chain)
+  get_target_property(aliased "${target}" ALIASED_TARGET)
+  if(aliased)
+    set(target "${aliased}")
+  endif()
+  get_property(checked GLOBAL PROPERTY _TUNE_DEFS_CHECKED_${lib})
+  if("${target}" IN_LIST checked)
+    return()  # a diamond, or a cycle of interface libraries
+  endif()
+  set_property(GLOBAL APPEND PROPERTY _TUNE_DEFS_CHECKED_${lib} "${target}")
+  get_target_property(defs "${target}" INTERFACE_COMPILE_DEFINITIONS)
+  foreach(def IN LISTS defs)
+    string(FIND "${def}" "\"" quote_at)
+    string(FIND "${def}" "\\" backslash_at)
+    if(NOT quote_at EQUAL -1 OR NOT backslash_at EQUAL -1)
+      set(via "")
+      list(LENGTH chain depth)
+      if(depth GREATER 1)
+        list(JOIN chain "' -> '" chain_text)
+        set(via " (through '${chain_text}')")
+      endif()
+      message(FATAL_ERROR "${fn}: the definition '${def}' inherited from LINK_LIBRARIES "
+        "'${lib}'${via} holds a quote or a backslash, which the kernel manifest cannot carry: "
+        "define it without them (e.g. through a header), or pass it in DEFINITIONS")
+    endif()
+  endforeach()
+  get_target_property(deps "${target}" INTERFACE_LINK_LIBRARIES)
+  foreach(dep IN LISTS deps)
+    if(dep MATCHES "^\\$<LINK_ONLY:")
+      continue()  # linking only: no usage requirements reach the kernel
+    endif()
+    if(TARGET "${dep}")
+      _tune_check_inherited_definitions("${fn}" "${lib}" "${dep}" "${chain};${dep}")
+    endif()
+  endforeach()
 endfunction()
 
 function(tune_add_kernel name)
@@ -398,6 +466,13 @@ function(tune_add_kernel name)
     endif()
   endforeach()
   set_property(GLOBAL APPEND PROPERTY _TUNE_RECORDS "${record}|${name}")
+  get_property(kernels_declared GLOBAL PROPERTY _TUNE_KERNEL_LIST)
+  if(NOT kernels_declared)
+    # The first kernel of this configure: the list is written once every kernel is declared.
+    cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" ID _tune_kernel_list
+      CALL _tune_write_kernel_list)
+  endif()
+  set_property(GLOBAL APPEND PROPERTY _TUNE_KERNEL_LIST "${name}")
 
   set(harness)
   foreach(h IN LISTS arg_HARNESS)
@@ -432,18 +507,7 @@ function(tune_add_kernel name)
       message(FATAL_ERROR "${fn}: LINK_LIBRARIES '${lib}' is not a target (declare it before "
         "tune_add_kernel)")
     endif()
-    # Inherited definitions go into the manifest's JSON unescaped (generator expressions, see
-    # below): one holding '"' or '\' would make a manifest no step can read.
-    get_target_property(lib_defs "${lib}" INTERFACE_COMPILE_DEFINITIONS)
-    foreach(def IN LISTS lib_defs)
-      string(FIND "${def}" "\"" quote_at)
-      string(FIND "${def}" "\\" backslash_at)
-      if(NOT quote_at EQUAL -1 OR NOT backslash_at EQUAL -1)
-        message(FATAL_ERROR "${fn}: the definition '${def}' inherited from LINK_LIBRARIES "
-          "'${lib}' holds a quote or a backslash, which the kernel manifest cannot carry: "
-          "define it without them (e.g. through a header), or pass it in DEFINITIONS")
-      endif()
-    endforeach()
+    _tune_check_inherited_definitions("${fn}" "${lib}" "${lib}" "${lib}")
   endforeach()
 
   set(refused_options -arch --gpu-architecture -gencode --generate-code -code --gpu-code
@@ -515,16 +579,15 @@ function(tune_add_kernel name)
 
   # --- the space: validated now, and the candidate list for the build graph ----------------
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${space}")
-  _tune_candidates("${fn}" "${configure_tuner}" "${space}" candidates)
+  _tune_candidates("${fn}" "${configure_tuner}" "${name}" "${space}" candidates)
   list(LENGTH candidates ncandidates)
 
   # --- the manifest ----------------------------------------------------------------------
   # Inherited include directories and definitions are generator expressions (usage
   # requirements may hold $<BUILD_INTERFACE:...>), so the manifest is written at generate time.
   # Our own values are escaped for JSON and for the generator expression they sit in; inherited
-  # values are placed in JSON strings as they are: a direct LINK_LIBRARIES target's definition
-  # holding '"' or '\' is refused above; a deeper one would not be valid JSON, which the tuner
-  # then reports naming the manifest.
+  # values are placed in JSON strings as they are: a definition holding '"' or '\' anywhere in
+  # the LINK_LIBRARIES graph is refused above (_tune_check_inherited_definitions).
   foreach(kind inc def)
     set(${kind}_items)
   endforeach()

@@ -194,6 +194,29 @@ class HardenCli(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn(b"/dev/full: error: is not a regular file", r.stderr)
 
+    def test_the_config_limit_holds_for_the_whole_space(self):
+        # Issue 21: each bucket under the 1,000,000-config limit, the buckets together over it
+        # (200 buckets of 100,000 configs once took `tuner space` 12 GB). Two buckets of
+        # 600,000 keep the test short; `warm --list-candidates`, the configure's reader, too.
+        space = self.dir / "wide.toml"
+        values = ", ".join(str(v) for v in range(1, 601))
+        space.write_text(
+            'schema = 1\nkernel = "wide"\n\n[params]\n'
+            f"A = [{values}]\nB = [{', '.join(str(v) for v in range(1, 1001))}]\n\n"
+            '[[buckets]]\nname = "small"\nwhen = "n <= 10"\nshape = { n = 10 }\n\n'
+            '[[buckets]]\nname = "large"\nshape = { n = 100 }\n')
+        limit = ("error: the buckets hold more than 1000000 configs together (the limit of a "
+                 "space)")
+        r = run("space", space, timeout=300)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stdout, b"")
+        self.assertIn(f"{space}: {limit}: list one with --bucket, or prune the space\n",
+                      text(r.stderr))
+        r = run("warm", "--list-candidates", space, timeout=300)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stdout, b"")
+        self.assertEqual(text(r.stderr), f"{space}: {limit}: prune the space\n")
+
     def test_show_streams_a_log_with_a_huge_line(self):
         # A 300 MB line (sparse zeros) between good ones: skipped with a warning, never held
         # whole (it once cost `show` 1.2 GB).

@@ -8,6 +8,7 @@ pins sm_90 records with `tuner record set`, generates the header and compiles
 tests/data/header/check.cpp against it with the host C++ compiler. Only nvcc --version runs; nothing is compiled for a GPU.
 """
 import datetime
+import json
 import shutil
 import subprocess
 import sys
@@ -103,6 +104,26 @@ class HeaderCli(unittest.TestCase):
         before = self.header.stat().st_mtime_ns
         self.assertEqual(self.generate().returncode, 0)
         self.assertEqual(self.header.stat().st_mtime_ns, before)
+
+    def test_json_names_each_winner_and_its_origin(self):
+        self.pin("m<=512 & row", "BM=128,LAYOUT=col")
+        self.pin("ratio", "BM=3000000000,LAYOUT=row")
+        self.pin("default", "BM=128,LAYOUT=row")
+        r = run("header", "--manifest", self.manifest, "--output", self.header, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual((doc["header"], doc["written"]), (str(self.header), True))
+        sm80, sm90 = doc["archs"]
+        self.assertEqual((sm80["arch"], sm80["record_state"]), ("sm_80", "missing"))
+        self.assertEqual(sm80["buckets"][1], {"bucket": "ratio", "config": 'BM=64,LAYOUT="row"',
+                                              "source": "incumbent", "fallback": "no_record"})
+        self.assertEqual((sm90["record"], sm90["record_state"]),
+                         ("records/pick.sm_90.json", "fresh"))
+        self.assertEqual(sm90["buckets"][0], {"bucket": "m<=512 & row",
+                                              "config": 'BM=128,LAYOUT="col"',
+                                              "source": "record", "fallback": None})
+        again = run("header", "--manifest", self.manifest, "--output", self.header, "--json")
+        self.assertFalse(json.loads(again.stdout)["written"])
 
     def test_no_record_and_no_incumbent_is_an_error(self):
         space = self.root / "spaces" / "pick.toml"

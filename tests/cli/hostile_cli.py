@@ -111,14 +111,14 @@ class HostileCli(unittest.TestCase):
         self.assert_refused(run("show", path), f"{path}:1:75: error: {TOO_DEEP_JSON}\n")
 
     def test_show_refuses_numbers_out_of_range(self):
-        for name, field, expected in [
-                ("record_negative_samples.json", "samples", "an integer >= 0, got -5"),
-                ("record_int_overflow.json", "config.params.BM",
+        for name, at, field, expected in [
+                ("record_negative_samples.json", "1:245", "samples", "an integer >= 0, got -5"),
+                ("record_int_overflow.json", "1:232", "config.params.BM",
                  "an integer that fits in 64 bits, got 18446744073709551615")]:
             with self.subTest(name):
                 path = HOSTILE / name
                 self.assert_refused(run("show", path),
-                                    f"{path}: error: field 'entries[0].{field}' must be "
+                                    f"{path}:{at}: error: field 'entries[0].{field}' must be "
                                     f"{expected}\n")
 
     def test_show_refuses_a_number_beyond_double(self):
@@ -181,14 +181,15 @@ class HostileCli(unittest.TestCase):
         manifest = self.project()
         huge = self.sparse("huge.json")
         deep = self.write("deep.json", "{" * DEEP)
-        for record, message in [
-                (huge, "the file is 104857600 bytes, more than the 16 MiB a record may hold"),
-                (deep, TOO_DEEP_JSON),
-                (HOSTILE / "record_negative_samples.json",
+        # Issue 21: verify names the line and column where the reader knows them.
+        for record, at, message in [
+                (huge, "", "the file is 104857600 bytes, more than the 16 MiB a record may hold"),
+                (deep, ":1:65", TOO_DEEP_JSON),
+                (HOSTILE / "record_negative_samples.json", ":1:245",
                  "field 'entries[0].samples' must be an integer >= 0, got -5")]:
             with self.subTest(record.name):
                 self.assert_refused(run("verify", "--manifest", manifest, "--record", record),
-                                    f"{record}: error: {message}\n")
+                                    f"{record}{at}: error: {message}\n")
 
     # -- `tuner exec` ----------------------------------------------------------------------
 

@@ -138,6 +138,72 @@ class RecordsCli(unittest.TestCase):
                          f"records/gemm.json: pinned bucket 'm<=512' to BM=64,BN=128 "
                          f"(cache key k1:{key})\n")
 
+    def test_record_set_over_a_measured_winner_says_what_it_drops(self):
+        data = json.loads(self.record.read_text())
+        for e in data["entries"]:
+            if e["bucket"] == "large":
+                e.update(source="measured", median_ms=0.125, samples=50)
+        self.record.write_text(json.dumps(data, indent=2) + "\n")
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                "--config", "BM=64,BN=64", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "records/gemm.json: note: bucket 'large' had the measured "
+                                   "winner BM=128,BN=128 (0.125 ms over 50 samples); pinning "
+                                   "drops that measurement (re-tune to measure again)\n")
+        doc = json.loads(r.stdout)
+        self.assertEqual((doc["record"], doc["kernel"], doc["arch"], doc["bucket"], doc["config"]),
+                         (str(self.record), "gemm", "sm_90", "large", "BM=64,BN=64"))
+        self.assertEqual(doc["cache_key"], "k1:" + self.key(self.gemm, "BM=64,BN=64"))
+        self.assertEqual(doc["replaced"], {"config": "BM=128,BN=128", "source": "measured",
+                                           "median_ms": 0.125, "samples": 50})
+        # Over a pinned entry there is nothing to drop, and nothing to say.
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                "--config", "BM=128,BN=128", "--json")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(json.loads(r.stdout)["replaced"]["source"], "pinned")
+
+    def test_record_errors_name_the_line_and_column(self):
+        data = json.loads(self.record.read_text())
+        data["entries"][1]["samples"] = "many"
+        self.record.write_text(json.dumps(data, indent=2) + "\n")
+        lines = self.record.read_text().splitlines()
+        line = next(i for i, l in enumerate(lines) if '"many"' in l)
+        col = lines[line].index('"many"') + 1
+        r = self.verify()
+        self.assertEqual((r.returncode, r.stderr),
+                         (2, f"records/gemm.json:{line + 1}:{col}: error: field "
+                             "'entries[1].samples' must be an integer, got \"many\"\n"))
+        self.record.write_text('{\n  "schema_version": 1,\n  "kernel": "gemm",,\n}\n')
+        r = self.verify()
+        self.assertEqual(r.returncode, 2)
+        self.assertTrue(r.stderr.startswith("records/gemm.json:3:20: error: not valid JSON: "),
+                        r.stderr)
+
+    def test_status_reads_only_the_declared_kernels_and_each_stands_alone(self):
+        # The configure lists its kernels (tune/kernels.list); a kernel removed from the
+        # CMakeLists leaves a manifest that status no longer reads.
+        tune = self.build / "tune"
+        (tune / "kernels.list").write_text("gemm\n")
+        (tune / "gemv" / "manifest.json").write_text("{ broken")
+        r = run("status", "--build-dir", self.build, "--check")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(r.stdout, "gemm  sm_90  fresh  records/gemm.json\n")
+        # A declared kernel whose manifest does not read is its own line; the others are shown.
+        (tune / "kernels.list").write_text("gemv\ngemm\n")
+        r = run("status", "--build-dir", self.build, "--json")
+        self.assertEqual(r.returncode, 2)
+        self.assertTrue(r.stderr.startswith(f"{tune}/gemv/manifest.json:1:3: error: not valid "
+                                            "JSON: ") or
+                        r.stderr.startswith(f"{tune}/gemv/manifest.json: error: not valid JSON: "),
+                        r.stderr)
+        kernels = json.loads(r.stdout)["kernels"]
+        self.assertEqual([(k["kernel"], k["arch"], k["state"]) for k in kernels],
+                         [("gemv", None, "error"), ("gemm", "sm_90", "fresh")])
+        r = run("status", "--build-dir", self.build)
+        self.assertEqual(r.returncode, 2)
+        self.assertRegex(r.stdout, r"^gemv  -      error  \S+/gemv/manifest\.json: not valid JSON")
+        self.assertIn("\ngemm  sm_90  fresh  records/gemm.json\n", r.stdout)
+
     def test_record_set_is_deterministic(self):
         before = self.record.read_bytes()
         r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
@@ -391,7 +457,7 @@ class RecordsCli(unittest.TestCase):
         r = self.verify()
         self.assertEqual(r.returncode, 2)
         self.assertEqual(r.stderr,
-                         "records/gemm.json: error: field 'kernel' must be a string, got 3\n")
+                         "records/gemm.json:1:33: error: field 'kernel' must be a string, got 3\n")
         bad = self.top / "bad.json"
         bad.write_text('{"schema_version": 1}\n')
         r = self.verify(manifest=bad)

@@ -58,6 +58,16 @@ class ReportCli(unittest.TestCase):
         self.assertIn("<tr><td>unreadable result &#39;fast!&#39;</td><td>1</td>"
                       "<td>BM=32,BN=128</td></tr>", page)
         self.assertNotIn("<script", page)
+        # --json: the same summary as data, instead of the `wrote` line.
+        r = self.report(log, "-o", out, "--json")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        doc = json.loads(r.stdout)
+        self.assertEqual((doc["output"], doc["trials"]), (str(out), 8))
+        self.assertEqual(doc["logs"], [{
+            "log": str(log), "tuner": "tile/m<=512", "objective": "minimize", "trials": 8,
+            "measured": 5, "invalid": 3,
+            "best": {"id": "BM=64,BN=128", "median_ms": 1.0, "phase": "search"},
+            "runoff_winner": None, "warnings": []}])
         self.assertNotIn("http", page)
         # The same log gives the same bytes.
         self.assertEqual(self.report(log, "-o", out).returncode, 0)

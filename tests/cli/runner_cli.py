@@ -280,6 +280,28 @@ class RunnerCli(unittest.TestCase):
                            capture_output=True, text=True)
         self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
 
+    def test_tuner_run_and_tune_json(self):
+        # Issue 21: --json gives CI a summary on stdout; the lines for people go to stderr.
+        r = self.tuner_run("--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("saxpy: wrote saxpy.json (sm_90), verified", r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual(doc["kernel"], "saxpy")
+        [rec] = doc["records"]
+        self.assertEqual((rec["arch"], rec["record"], rec["state"], rec["errors"]),
+                         ("sm_90", str(self.record), "fresh", []))
+        self.assertEqual([(e["bucket"], e["config"], e["source"], e["samples"])
+                          for e in rec["entries"]],
+                         [("large", block(512), "measured", 50), (BUCKET, block(512), "measured",
+                                                                  50)])
+        r = subprocess.run([TUNER, "tune", "--manifest", str(self.manifest), "--json"],
+                           capture_output=True, text=True, env=self.env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("record saxpy.json is fresh (sm_90), nothing to do", r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual((doc["kernel"], doc["tuned"]), ("saxpy", []))
+        self.assertEqual(doc["records"][0]["state"], "fresh")
+
     def test_a_long_bucket_label_and_a_latin1_death_still_make_a_record(self):
         # Issue 21: a 243-character label made `File name too long` after the other buckets
         # were measured; a non-UTF-8 byte in a dying worker's stderr aborted the run.

@@ -114,6 +114,104 @@ class ConfigureTest(unittest.TestCase):
             "cannot carry: define it without them (e.g. through a header), or pass it in "
             "DEFINITIONS")
 
+    def test_inherited_definition_with_quotes_deeper_down_is_refused(self):
+        self.assert_fails(
+            "add_library(inner INTERFACE)\n"
+            "target_compile_definitions(inner INTERFACE VERSION_STR=\"1.2\")\n"
+            "add_library(middle INTERFACE)\n"
+            "target_link_libraries(middle INTERFACE inner)\n"
+            "add_library(outer INTERFACE)\n"
+            "target_link_libraries(outer INTERFACE middle scale_defs)\n"
+            f"tune_add_kernel(scale {GOOD} ARCH sm_90 LINK_LIBRARIES outer)",
+            "tune_add_kernel(scale): the definition 'VERSION_STR=\"1.2\"' inherited from "
+            "LINK_LIBRARIES 'outer' (through 'outer' -> 'middle' -> 'inner') holds a quote or a "
+            "backslash, which the kernel manifest cannot carry")
+
+    def test_space_of_another_kernel_is_refused(self):
+        self.assert_fails(
+            "tune_add_kernel(fill2 SOURCE kernels/fill.cu SPACE spaces/fill.toml "
+            "RECORD records/fill2.json ARCH sm_90)",
+            f"{self.p.src}/spaces/fill.toml:2:1: error: the space is of kernel 'fill', but it is "
+            "declared as kernel 'fill2' (tune_add_kernel(fill2)): set kernel = \"fill2\" in the "
+            "space, or declare the kernel as 'fill'")
+
+    def space_with_buckets(self, buckets, prune="BLOCK * UNROLL <= N"):
+        self.p.write("spaces/buckets.toml",
+                     f'schema = 1\nkernel = "scale"\nprune = ["{prune}"]\n\n[params]\n'
+                     f'BLOCK = [128, 256]\nUNROLL = [1, 2]\n\n{buckets}')
+        return ("tune_add_kernel(scale SOURCE kernels/scale.cu SPACE spaces/buckets.toml "
+                "RECORD records/scale.json ARCH sm_90)")
+
+    def test_bucket_after_a_catch_all_is_refused(self):
+        call = self.space_with_buckets(
+            '[[buckets]]\nname = "all"\nshape = { N = 4096 }\n\n'
+            '[[buckets]]\nname = "large"\nwhen = "N > 4096"\nshape = { N = 1048576 }\n')
+        self.assert_fails(
+            call,
+            f"{self.p.src}/spaces/buckets.toml:13:1: error: bucket 'large' is never selected: "
+            "bucket 'all' (line 9) before it has no 'when' and takes every shape: move 'large' "
+            "before 'all', or give 'all' a 'when'")
+
+    def test_shadowed_bucket_is_refused(self):
+        call = self.space_with_buckets(
+            '[[buckets]]\nname = "big"\nwhen = "N >= 1024"\nshape = { N = 1048576 }\n\n'
+            '[[buckets]]\nname = "small"\nwhen = "N <= 4096"\nshape = { N = 4096 }\n')
+        self.assert_fails(
+            call,
+            f"{self.p.src}/spaces/buckets.toml:14:1: error: bucket 'small' is shadowed: its own "
+            "shape (N=4096) selects bucket 'big' (line 9, when 'N >= 1024'), which comes first, "
+            "so its winner would never run for the shape it is tuned on: move 'small' before "
+            "'big', or narrow the 'when' of 'big'")
+
+    def test_bucket_without_candidates_is_refused(self):
+        call = self.space_with_buckets(
+            '[[buckets]]\nname = "tiny"\nwhen = "N < 128"\nshape = { N = 64 }\n\n'
+            '[[buckets]]\nname = "large"\nshape = { N = 1048576 }\n')
+        self.assert_fails(
+            call,
+            f"{self.p.src}/spaces/buckets.toml:9:1: error: bucket 'tiny' keeps no config after "
+            "pruning, so it can never have a winner: loosen the 'prune' expressions for its "
+            "shape (N=64) or add a [[configs]] entry that passes them")
+
+    def test_space_without_candidates_is_refused(self):
+        call = self.space_with_buckets("", prune="BLOCK > 1000")
+        self.assert_fails(
+            call,
+            f"{self.p.src}/spaces/buckets.toml: error: bucket 'default' keeps no config after "
+            "pruning, so it can never have a winner")
+
+    def test_removed_kernel_leaves_no_stale_manifest(self):
+        both = (f"{DECLARE}\ntune_add_kernel(fill SOURCE kernels/fill.cu SPACE spaces/fill.toml "
+                "RECORD records/fill.json ARCH sm_90)")
+        result = self.configure(both)
+        self.assertEqual(result.rc, 0, result)
+        tune_dir = self.p.build / "tune"
+        self.assertEqual((tune_dir / "kernels.list").read_text(), "scale\nfill\n")
+        self.assertTrue(self.p.manifest("fill").exists())
+        # Each kernel's status stands alone: a corrupt manifest is its own line, with its error.
+        good = self.p.manifest("scale").read_text()
+        self.p.manifest("scale").write_text("{ not json")
+        status = self.p.tuner("status", "--build-dir", self.p.build)
+        self.assertEqual(status.rc, 2, status)
+        self.assertRegex(status.stdout, r"(?m)^scale +- +error +.*manifest\.json: ")
+        self.assertRegex(status.stdout, r"(?m)^fill +sm_90 +missing +")
+        self.assertIn(f"{self.p.manifest('scale')}: error: ", status.stderr)
+        self.p.manifest("scale").write_text(good)
+
+        # fill taken out of the CMakeLists: its manifest goes, and status no longer reads it.
+        result = self.configure(DECLARE)
+        self.assertEqual(result.rc, 0, result)
+        self.assertIn("-- tune: removed the manifest of 'fill', no longer declared", result.stdout)
+        self.assertEqual((tune_dir / "kernels.list").read_text(), "scale\n")
+        self.assertFalse(self.p.manifest("fill").exists())
+        # Even a manifest left there by other means is not read: only declared kernels are.
+        self.p.manifest("fill").write_text("{ not json")
+        status = self.p.tuner("status", "--build-dir", self.p.build)
+        self.assertEqual(status.rc, 0, status)
+        self.assertNotIn("fill", status.stdout + status.stderr)
+        self.assertRegex(status.stdout, r"(?m)^scale +sm_90 +missing +")
+        self.p.manifest("fill").unlink()
+
     def test_compile_options_may_not_choose_the_architecture(self):
         self.assert_fails(
             f"tune_add_kernel(scale {GOOD} ARCH sm_90 COMPILE_OPTIONS -lineinfo -arch=sm_80)",

@@ -1,6 +1,7 @@
 // Fuzz target: the record reader (Record::parse, then verification against a fixed workspace)
 // and, on the same JSON text, the manifest reader. A record that loads must dump to JSON that
 // loads again to the same bytes.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -43,6 +44,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)v.report("fuzz.json");
   } else {
     tune::fuzz::check(!record.error().message.empty(), "a diagnostic without a message");
+    // The position of a bad field is found again in the text: it must lie inside it.
+    const auto lines = 1 + std::count(text.begin(), text.end(), '\n');
+    tune::fuzz::check(record.error().line >= 0 && record.error().line <= lines,
+                      "a diagnostic names a line outside the text");
   }
   tune::result<tune::Manifest> manifest = tune::Manifest::parse(text, "/fuzz/build/manifest.json");
   if (manifest) {

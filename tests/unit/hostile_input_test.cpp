@@ -136,21 +136,23 @@ TEST(HostileInput, RecordRefusesDeepNesting) {
 TEST(HostileInput, RecordRefusesNumbersOutOfRange) {
   EXPECT_EQ(record_error(record_with_entry(entry("0.5", "10"))), "loaded");
   EXPECT_EQ(record_error(record_with_entry(entry("-1", "10"))),
-            "r.json: error: field 'entries[0].median_ms' must be a finite number >= 0 or null, "
+            "r.json:1:231: error: field 'entries[0].median_ms' must be a finite number >= 0 or "
+            "null, "
             "got -1");
   EXPECT_EQ(record_error(record_with_entry(entry("1e999", "10"))),
             "r.json: error: not valid JSON: [json.exception.out_of_range.406] number overflow "
             "parsing '1e999'");
   EXPECT_EQ(record_error(record_with_entry(entry("0.5", "-3"))),
-            "r.json: error: field 'entries[0].samples' must be an integer >= 0, got -3");
+            "r.json:1:245: error: field 'entries[0].samples' must be an integer >= 0, got -3");
   EXPECT_EQ(record_error(record_with_entry(entry("0.5", "18446744073709551615"))),
-            "r.json: error: field 'entries[0].samples' must be an integer >= 0, got "
+            "r.json:1:245: error: field 'entries[0].samples' must be an integer >= 0, got "
             "18446744073709551615");
   EXPECT_EQ(record_error(record_with_entry(entry("0.5", "1", "9223372036854775808"))),
-            "r.json: error: field 'entries[0].config.params.BM' must be an integer that fits in "
+            "r.json:1:231: error: field 'entries[0].config.params.BM' must be an integer that fits "
+            "in "
             "64 bits, got 9223372036854775808");
   EXPECT_EQ(record_error(R"({"schema_version":4294967297,"kernel":"k","arch":"a"})"),
-            "r.json: error: field 'schema_version' must be an integer, got 4294967297");
+            "r.json:1:19: error: field 'schema_version' must be an integer, got 4294967297");
 }
 
 TEST_F(ScratchDir, RecordRefusesATooLargeFileBeforeReadingIt) {

@@ -367,14 +367,17 @@ TEST(RecordTest, LoadIgnoresUnknownFieldsAndNamesBadOnes) {
   Record loaded = Record::parse(j.dump(), "r.json").value();
   EXPECT_EQ(loaded.dump(), r.dump());
   j["entries"][0]["samples"] = "many";
-  result<Record> bad = Record::parse(j.dump(), "r.json");
+  const std::string text = j.dump();
+  result<Record> bad = Record::parse(text, "r.json");
   ASSERT_FALSE(bad.has_value());
+  // The place of the bad value in the text, and of the object that lacks a field.
   EXPECT_EQ(bad.error().str(),
-            "r.json: error: field 'entries[0].samples' must be an integer, got \"many\"");
+            "r.json:1:" + std::to_string(text.find("\"many\"") + 1) +
+                ": error: field 'entries[0].samples' must be an integer, got \"many\"");
   j = r.to_json();
   j.erase("space_hash");
   EXPECT_EQ(Record::parse(j.dump(), "r.json").error().str(),
-            "r.json: error: missing required field 'space_hash'");
+            "r.json:1:1: error: missing required field 'space_hash'");
 }
 
 }  // namespace

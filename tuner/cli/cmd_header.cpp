@@ -8,7 +8,10 @@
 // giving the verification's reasons and a `note:` with the re-tune command (the record test
 // still fails); the space's first `require` config, with a warning, when there is no record, no
 // entry, or an entry whose config has other params than the space. With neither a usable entry
-// nor an incumbent for a bucket it is an error. Nothing is printed on stdout.
+// nor an incumbent for a bucket it is an error. Nothing is printed on stdout, except with --json:
+// {"header", "written", "archs": [{"arch", "record", "record_state", "buckets": [{"bucket",
+// "config" (null when none), "source" ("record", "incumbent" or "none"), "fallback" (null,
+// "no_record", "no_entry" or "other_params")}]}]}, printed whenever the winners were chosen.
 // The header is written only when its text changed, so dependents do not rebuild needlessly.
 // Exit codes: 0 written (or unchanged), 1 a bucket has no winner and no incumbent, 2 bad input
 // (manifest, space, an unreadable record, names the header cannot hold), 3 nvcc cannot be run
@@ -20,9 +23,11 @@
 #include <string>
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/atomic_file.hpp>
+#include <tuner/core/json_text.hpp>
 #include <tuner/core/winners.hpp>
 #include <tuner/core/winners_header.hpp>
 
@@ -34,7 +39,37 @@ struct HeaderCliOptions {
   std::string manifest;
   std::string output;
   std::string name_space;
+  bool json = false;
 };
+
+// The summary --json prints: what ships per architecture and bucket, and where it comes from.
+nlohmann::json header_summary(const WinnersTable& table, const std::string& output, bool written) {
+  auto source = [](WinnerSource s) {
+    return s == WinnerSource::record      ? "record"
+           : s == WinnerSource::incumbent ? "incumbent"
+                                          : "none";
+  };
+  auto fallback = [](const std::optional<FallbackReason>& f) -> nlohmann::json {
+    if (!f) return nullptr;
+    return *f == FallbackReason::no_record  ? "no_record"
+           : *f == FallbackReason::no_entry ? "no_entry"
+                                            : "other_params";
+  };
+  nlohmann::json archs = nlohmann::json::array();
+  for (const ArchWinners& a : table.archs) {
+    nlohmann::json buckets = nlohmann::json::array();
+    for (const BucketWinner& b : a.buckets)
+      buckets.push_back({{"bucket", b.bucket},
+                         {"config", b.config ? nlohmann::json(b.config->id()) : nullptr},
+                         {"source", source(b.source)},
+                         {"fallback", fallback(b.fallback)}});
+    archs.push_back({{"arch", a.arch},
+                     {"record", a.record_label},
+                     {"record_state", std::string(to_string(a.record_state))},
+                     {"buckets", buckets}});
+  }
+  return {{"header", output}, {"written", written}, {"archs", archs}};
+}
 
 int run_header(const HeaderCliOptions& opt) {
   result<KernelBuild> build = load_kernel_build(opt.manifest);
@@ -54,18 +89,23 @@ int run_header(const HeaderCliOptions& opt) {
     fmt::print(stderr, "{}\n", table.bad_input->str());
     return exit_bad_input;
   }
-  if (!table.complete()) return exit_negative;
+  if (!table.complete()) {
+    if (opt.json) fmt::print("{}\n", dump_json(header_summary(table, opt.output, false), 2));
+    return exit_negative;
+  }
   result<std::string> text = winners_header(*build, table, opt.name_space);
   if (!text) {
     fmt::print(stderr, "tuner header: {}\n", text.error().str());
     return exit_bad_input;
   }
+  bool written = false;
   try {
-    write_file_if_changed(opt.output, *text);
+    written = write_file_if_changed(opt.output, *text);
   } catch (const std::exception& e) {
     fmt::print(stderr, "tuner header: error: cannot write '{}': {}\n", opt.output, e.what());
     return exit_environment;
   }
+  if (opt.json) fmt::print("{}\n", dump_json(header_summary(table, opt.output, written), 2));
   return exit_ok;
 }
 
@@ -78,6 +118,8 @@ void add_header_command(CLI::App& app, Run& run) {
   sub->add_option("--output", opt->output, "the header to write")->required();
   sub->add_option("--namespace", opt->name_space,
                   "the header's namespace (default: tune_winners::<kernel>)");
+  sub->add_flag("--json", opt->json,
+                "print each architecture's and bucket's shipped config and its origin as JSON");
   sub->callback([&run, opt] { run = [opt] { return run_header(*opt); }; });
 }
 

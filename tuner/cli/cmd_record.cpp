@@ -2,7 +2,11 @@
 // winner without measuring. The entry carries the config's real cache key, no median, zero
 // samples and `"source": "pinned"`; a config outside the bucket's pruned space is refused. The
 // whole record is rewritten atomically with the current provenance (created when missing).
-// Prints `<record>: pinned bucket '<B>' to <id> (cache key k1:<digest>)`.
+// Prints `<record>: pinned bucket '<B>' to <id> (cache key k1:<digest>)`; pinning over a
+// measured winner says, on stderr, which measurement it drops (the median, the samples and the
+// runoff go with the entry). --json prints {"record", "kernel", "arch", "bucket", "config",
+// "cache_key", "replaced"} on stdout instead, `replaced` being the entry it took the place of
+// ({"config", "source", "median_ms", "samples"}) or null.
 // Refused, naming the holder, while a tune or another `record set` holds the record's lock.
 // Exit codes: 0 pinned, 2 bad input (manifest, space, arch, bucket, config, an unreadable
 // record or one of another kernel, a record locked by a tune), 3 nvcc cannot be run or the record
@@ -12,9 +16,11 @@
 #include <string>
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/file_lock.hpp>
+#include <tuner/core/json_text.hpp>
 #include <tuner/core/verify.hpp>
 
 namespace tune::cli {
@@ -28,7 +34,27 @@ struct RecordSetOptions {
   std::string bucket;
   std::string config;
   std::string arch;
+  bool json = false;
 };
+
+// The entry of `bucket` that pinning replaces, as JSON (null when there is none), and a note on
+// stderr when it was measured: its median, samples and runoff are dropped.
+nlohmann::json replaced_entry(const Record& record, const std::string& bucket,
+                              const std::string& label) {
+  for (const RecordEntry& e : record.entries()) {
+    if (e.bucket != bucket) continue;
+    if (e.source == "measured" && e.median_ms)
+      fmt::print(stderr,
+                 "{}: note: bucket '{}' had the measured winner {} ({:.4g} ms over {} samples); "
+                 "pinning drops that measurement (re-tune to measure again)\n",
+                 label, bucket, e.config.id(), *e.median_ms, e.samples);
+    return {{"config", e.config.id()},
+            {"source", e.source},
+            {"median_ms", e.median_ms ? nlohmann::json(*e.median_ms) : nlohmann::json(nullptr)},
+            {"samples", e.samples}};
+  }
+  return nullptr;
+}
 
 int run_record_set(const RecordSetOptions& opt) {
   result<KernelBuild> build = load_kernel_build(opt.manifest);
@@ -130,10 +156,21 @@ int run_record_set(const RecordSetOptions& opt) {
   CacheKey key = keyer.key(*config, arch);
   entry.cache_key = L2Key{key.schema, key.digest};
   entry.source = "pinned";
+  const nlohmann::json replaced = replaced_entry(record, bucket->name, label);
   record.insert(std::move(entry));
   record.save(*path);
-  fmt::print("{}: pinned bucket '{}' to {} (cache key {}:{})\n", label, bucket->name, config->id(),
-             key.schema, key.digest);
+  if (opt.json)
+    fmt::print("{}\n", dump_json(nlohmann::json{{"record", path->string()},
+                                                {"kernel", m.kernel},
+                                                {"arch", arch},
+                                                {"bucket", bucket->name},
+                                                {"config", config->id()},
+                                                {"cache_key", key.schema + ":" + key.digest},
+                                                {"replaced", replaced}},
+                                 2));
+  else
+    fmt::print("{}: pinned bucket '{}' to {} (cache key {}:{})\n", label, bucket->name,
+               config->id(), key.schema, key.digest);
   return exit_ok;
 }
 
@@ -151,6 +188,7 @@ void add_record_command(CLI::App& app, Run& run) {
                   "the config id, e.g. BM=64,LAYOUT=\"row\" (strings may be unquoted)")
       ->required();
   set->add_option("--arch", opt->arch, "the architecture (default: the manifest's only one)");
+  set->add_flag("--json", opt->json, "print what was pinned, and what it replaced, as JSON");
   set->callback([&run, opt] { run = [opt] { return run_record_set(*opt); }; });
 }
 

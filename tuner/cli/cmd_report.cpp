@@ -9,6 +9,9 @@
 // reason; and the runoff's statistics. One self-contained file: inline SVG and CSS, no script
 // and nothing fetched, and the same logs always give the same bytes.
 //
+// --json prints, instead of the `wrote` line, {"output", "trials", "logs": [{"log", "tuner",
+// "objective", "trials", "measured", "invalid", "best": {"id", "median_ms", "phase"} or null,
+// "runoff_winner" (or null), "warnings"}]} (the same best as the page: runoff lines aside).
 // Exit codes: 0 written, 2 bad usage or input (no log given or found, a file that is not a
 // trial log), 3 the page cannot be written.
 #include <algorithm>
@@ -31,6 +34,7 @@
 #include <tuner/cli/log_reader.hpp>
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/html_plot.hpp>
+#include <tuner/core/json_text.hpp>
 #include <tuner/core/safe_file.hpp>
 
 namespace tune::cli {
@@ -42,6 +46,7 @@ using nlohmann::json;
 struct ReportOptions {
   std::vector<std::string> inputs;
   std::string output = "tune_report.html";
+  bool json = false;
 };
 
 std::string escape(std::string_view text) {
@@ -363,6 +368,38 @@ std::string section(const LogFile& log) {
   return out;
 }
 
+// One log's summary for --json: what the page's summary line says, as data.
+json log_summary(const LogFile& log) {
+  const bool maximize = log.header.value("objective", "minimize") == "maximize";
+  std::size_t measured = 0;
+  const json* best = nullptr;
+  json runoff_winner = nullptr;
+  for (const json& t : log.trials) {
+    if (const auto m = median_of(t)) {
+      ++measured;
+      if (t.value("phase", "") != "runoff" &&
+          (best == nullptr || better(*m, *median_of(*best), maximize)))
+        best = &t;
+    }
+    if (auto r = t.find("runoff"); runoff_winner.is_null() && r != t.end() && r->is_object())
+      runoff_winner = field(*r, "winner");
+  }
+  json best_json = nullptr;
+  if (best != nullptr)
+    best_json = {{"id", field(*best, "config_id")},
+                 {"median_ms", *median_of(*best)},
+                 {"phase", field(*best, "phase")}};
+  return {{"log", log.path},
+          {"tuner", field(log.header, "tuner")},
+          {"objective", maximize ? "maximize" : "minimize"},
+          {"trials", log.trials.size()},
+          {"measured", measured},
+          {"invalid", log.trials.size() - measured},
+          {"best", best_json},
+          {"runoff_winner", runoff_winner},
+          {"warnings", log.warnings}};
+}
+
 int run_report(const ReportOptions& opt) {
   std::vector<std::string> files;
   for (const std::string& input : opt.inputs) {
@@ -388,6 +425,7 @@ int run_report(const ReportOptions& opt) {
   }
   std::string body;
   std::size_t trials = 0;
+  json summaries = json::array();
   for (const std::string& file : files) {
     if (auto d = not_regular_problem(file)) {  // /dev/zero would be read until memory ends
       fmt::print(stderr, "{}\n", d->str());
@@ -407,6 +445,7 @@ int run_report(const ReportOptions& opt) {
       fmt::print(stderr, "{}\n", w);
     trials += log->trials.size();
     body += section(*log);
+    if (opt.json) summaries.push_back(log_summary(*log));
   }
   const std::string page = html_page(
       "tune report", fmt::format("<h1>tune report</h1>\n<p>{} trial log{}, {} trials.</p>\n{}",
@@ -417,8 +456,12 @@ int run_report(const ReportOptions& opt) {
     fmt::print(stderr, "tuner report: error: {}\n", e.what());
     return exit_environment;
   }
-  fmt::print("wrote {} ({} trial log{}, {} trials)\n", opt.output, files.size(),
-             files.size() == 1 ? "" : "s", trials);
+  if (opt.json)
+    fmt::print("{}\n",
+               dump_json(json{{"output", opt.output}, {"trials", trials}, {"logs", summaries}}, 2));
+  else
+    fmt::print("wrote {} ({} trial log{}, {} trials)\n", opt.output, files.size(),
+               files.size() == 1 ? "" : "s", trials);
   return exit_ok;
 }
 
@@ -432,6 +475,7 @@ void add_report_command(CLI::App& app, Run& run) {
                   "build/tune/<kernel>)")
       ->required();
   sub->add_option("-o,--output", opt->output, "the page to write (default: tune_report.html)");
+  sub->add_flag("--json", opt->json, "print each log's summary (trials, best) as JSON");
   sub->footer(
       "Exit status: 0 written, 2 bad usage or input (no trial log, a file that is not one), 3 "
       "the page cannot be written.");

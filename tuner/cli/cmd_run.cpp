@@ -16,10 +16,12 @@
 //
 // Output: one line per trial on stderr (`<bucket>: [3/12] BLOCK=256 0.0123 ms (50 reps)`), the
 // bucket's winner, and on stdout `<kernel>: wrote <record> (<arch>), verified` with one line per
-// bucket. Exit codes: 0 every record written and verified, 1 a bucket without a winner (its
-// record is not written) or a kernel without a harness, 2 bad usage or input or a record locked
-// by another tune, 3 a broken environment (no runner built, no GPU, the new record does not
-// verify), 130/143 interrupted.
+// bucket; with --json those go to stderr and stdout gets {"kernel", "records": [...]} once the
+// run ends with records written or a bucket without a winner (records_summary,
+// tuner/cli/json_summary.hpp). Exit codes: 0 every record written and verified, 1 a bucket without
+// a winner (its record is not written) or a kernel without a harness, 2 bad usage or input or a
+// record locked by another tune, 3 a broken environment (no runner built, no GPU, the new record
+// does not verify), 130/143 interrupted.
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -30,10 +32,12 @@
 
 #include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
+#include <tuner/cli/json_summary.hpp>
 #include <tuner/core/bucket_name.hpp>
 #include <tuner/core/bucket_result.hpp>
 #include <tuner/core/compile_ahead.hpp>
 #include <tuner/core/file_lock.hpp>
+#include <tuner/core/json_text.hpp>
 #include <tuner/core/kernel_tune.hpp>
 #include <tuner/core/remote_store.hpp>
 #include <tuner/core/safe_file.hpp>
@@ -227,7 +231,38 @@ std::optional<KernelBuild> load_build_to_run(const std::string& manifest, int& e
   return std::move(*build);
 }
 
+namespace {
+
+int run_kernel_text(const RunOptions& opt);
+
+}  // namespace
+
 int run_kernel(const RunOptions& opt) {
+  if (!opt.json || !opt.shard.empty()) return run_kernel_text(opt);
+  int status = exit_ok;
+  {
+    StdoutToStderr quiet(true);
+    status = run_kernel_text(opt);
+  }
+  if (status != exit_ok && status != exit_negative) return status;
+  result<KernelBuild> build = load_kernel_build(opt.manifest);  // said why already, if bad
+  if (!build) return status;
+  result<std::vector<std::string>> archs = select_archs(build->manifest, opt.arch);
+  if (!archs) return status;
+  try {
+    fmt::print("{}\n", dump_json(nlohmann::json{{"kernel", build->manifest.kernel},
+                                                {"records", records_summary(*build, *archs)}},
+                                 2));
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tuner run: error: {}\n", e.what());
+    return exit_environment;
+  }
+  return status;
+}
+
+namespace {
+
+int run_kernel_text(const RunOptions& opt) {
   if (!opt.shard.empty()) return run_shard(opt);
   int exit_code = exit_ok;
   std::optional<KernelBuild> build = load_build_to_run(opt.manifest, exit_code);
@@ -277,6 +312,8 @@ int run_kernel(const RunOptions& opt) {
   return status;
 }
 
+}  // namespace
+
 void add_run_command(CLI::App& app, Run& run) {
   auto opt = std::make_shared<RunOptions>();
   auto* sub = app.add_subcommand(
@@ -305,6 +342,9 @@ void add_run_command(CLI::App& app, Run& run) {
                 "compile candidates missing from the kernel cache on this host's cores ahead of "
                 "the measuring worker (TUNE_COMPILE_JOBS threads, default: the cores but one) "
                 "instead of counting them not compiled");
+  sub->add_flag("--json", opt->json,
+                "print each record's state and winners as JSON on stdout (other lines go to "
+                "stderr)");
   sub->add_flag("--if-stale", opt->if_stale,
                 "measure an architecture only when its record does not verify (checked under "
                 "the record's lock; what `tuner tune` passes)");

@@ -1,15 +1,24 @@
 // `tuner status [--manifest M...] [--build-dir D] [--check] [--json]`: every declared kernel's
 // record, one line per kernel and arch: fresh, stale and why, missing, or unreadable.
 //
-// Without --manifest it reads every <D>/tune/*/manifest.json (D defaults to `build`). Lines:
+// Without --manifest it reads the manifests of the kernels the last configure declared: the names
+// in <D>/tune/kernels.list (D defaults to `build`; cmake/TuneKernel.cmake writes it), so the
+// manifest of a kernel since removed from the CMakeLists is not read; a build tree without the
+// list (a hand-made one) falls back to every <D>/tune/*/manifest.json. Lines:
 //   <kernel>  <arch>  <state>  <record>[: <first reason> (+<n> more)]
 // with the record named relative to the project root. --json prints {"kernels": [{"kernel",
 // "arch", "record", "state", "errors", "warnings", "retune"}]}.
-// Exit codes: 0 (with --check: every record fresh), 1 with --check when any is not, 2 bad input
-// (no manifest found, a manifest or space that does not read), 3 nvcc cannot be run.
+// Each kernel stands alone: a manifest or space that does not read is reported as that kernel's
+// line (state `error`, arch `-`, the manifest and its diagnostic) and the others are still
+// checked. Exit codes: 0 (with --check: every record fresh), 1 with --check when any is not,
+// 2 bad input (no manifest found, or one that does not read; after every line is printed),
+// 3 nvcc cannot be run.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +27,7 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/json_text.hpp>
+#include <tuner/core/text.hpp>
 #include <tuner/core/verify.hpp>
 
 namespace tune::cli {
@@ -37,40 +47,87 @@ struct Row {
   std::string kernel, arch, state, record, detail;
 };
 
-int run_status(const StatusOptions& opt) {
+// The kernels the last configure declared (<tune_dir>/kernels.list, one name a line), or nullopt
+// when the build tree has no list. Names are checked as tune_add_kernel checks them, so a line
+// cannot reach outside the tune directory.
+std::optional<std::vector<std::string>> declared_kernels(const fs::path& tune_dir) {
+  std::ifstream in(tune_dir / "kernels.list");
+  if (!in || !fs::is_regular_file(tune_dir / "kernels.list")) return std::nullopt;
+  std::vector<std::string> names;
+  std::string line;
+  while (std::getline(in, line)) {
+    line = std::string(trim(line));
+    bool ok = !line.empty() && line[0] != '.' && line.size() <= 255;
+    for (char c : line)
+      ok = ok &&
+           (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-');
+    if (ok) names.push_back(line);
+  }
+  return names;
+}
+
+// The manifests to read: --manifest as given, else those of the declared kernels, else (no
+// list) every <D>/tune/*/manifest.json.
+std::vector<fs::path> find_manifests(const StatusOptions& opt) {
   std::vector<fs::path> manifests(opt.manifests.begin(), opt.manifests.end());
+  if (!manifests.empty()) return manifests;
+  fs::path tune_dir = fs::path(opt.build_dir) / "tune";
+  if (auto names = declared_kernels(tune_dir)) {
+    for (const auto& name : *names)
+      manifests.push_back(tune_dir / name / "manifest.json");
+    return manifests;
+  }
+  std::error_code ec;
+  for (fs::directory_iterator it(tune_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    fs::path m = it->path() / "manifest.json";
+    if (fs::is_regular_file(m)) manifests.push_back(m);
+  }
+  std::sort(manifests.begin(), manifests.end());
+  return manifests;
+}
+
+// A kernel whose manifest or space does not read: its own line, named by its directory.
+Row error_row(const fs::path& manifest, const diagnostic& why, nlohmann::json& out) {
+  fmt::print(stderr, "{}\n", why.str());
+  std::string kernel = manifest.parent_path().filename().string();
+  out["kernels"].push_back({{"kernel", kernel},
+                            {"arch", nullptr},
+                            {"manifest", manifest.string()},
+                            {"state", "error"},
+                            {"errors", {why.str()}},
+                            {"warnings", nlohmann::json::array()}});
+  std::string first = why.message.substr(0, why.message.find('\n'));
+  return Row{kernel, "-", "error", manifest.string(), ": " + shorten(first, 160)};
+}
+
+int run_status(const StatusOptions& opt) {
+  std::vector<fs::path> manifests = find_manifests(opt);
   if (manifests.empty()) {
-    std::error_code ec;
-    fs::path tune_dir = fs::path(opt.build_dir) / "tune";
-    for (fs::directory_iterator it(tune_dir, ec), end; !ec && it != end; it.increment(ec)) {
-      fs::path m = it->path() / "manifest.json";
-      if (fs::is_regular_file(m)) manifests.push_back(m);
-    }
-    std::sort(manifests.begin(), manifests.end());
-    if (manifests.empty()) {
-      fmt::print(stderr,
-                 "tuner status: error: no manifests in '{}/*/manifest.json': configure the "
-                 "build with CMake first, or name them with --manifest\n",
-                 tune_dir.string());
-      return exit_bad_input;
-    }
+    fmt::print(stderr,
+               "tuner status: error: no manifests in '{}/*/manifest.json': configure the "
+               "build with CMake first, or name them with --manifest\n",
+               (fs::path(opt.build_dir) / "tune").string());
+    return exit_bad_input;
   }
   std::vector<Row> rows;
   nlohmann::json out = {{"kernels", nlohmann::json::array()}};
   bool all_fresh = true;
+  bool bad_input = false;
   for (const auto& path : manifests) {
     result<KernelBuild> build = load_kernel_build(path);
     if (!build) {
-      fmt::print(stderr, "{}\n", build.error().str());
-      return exit_bad_input;
+      rows.push_back(error_row(path, build.error(), out));
+      bad_input = true;
+      continue;
     }
     const Manifest& m = build->manifest;
     for (const auto& arch : m.archs) {
       fs::path record = m.record_path(arch).value();
       result<Verification> v = verify_kernel_record(*build, arch, record);
       if (!v) {
-        fmt::print(stderr, "{}\n", v.error().str());
-        return exit_bad_input;
+        rows.push_back(error_row(path, v.error(), out));
+        bad_input = true;
+        continue;
       }
       all_fresh = all_fresh && v->ok();
       Row row{m.kernel, arch, std::string(to_string(v->state)), display_path(m, record), {}};
@@ -103,6 +160,7 @@ int run_status(const StatusOptions& opt) {
       fmt::print("{:<{}}  {:<{}}  {:<{}}  {}{}\n", r.kernel, wk, r.arch, wa, r.state, ws, r.record,
                  r.detail);
   }
+  if (bad_input) return exit_bad_input;
   return opt.check && !all_fresh ? exit_negative : exit_ok;
 }
 

@@ -5,6 +5,9 @@
 // warm.<kernel>.<arch>` compiles its candidates, then this process does what `tuner run
 // --manifest M --arch A --if-stale` does (tuner/cli/cmd_run.cpp): it measures every bucket with
 // the kernel's runner as its measuring worker and writes the record.
+// --json: every line for people goes to stderr, and stdout gets {"kernel", "tuned": [the archs
+// that were stale or missing], "records": [...]} (records_summary, tuner/cli/json_summary.hpp)
+// when the tune ends with exit 0 or 1.
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -15,7 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/cli/json_summary.hpp>
 #include <tuner/core/hash.hpp>
+#include <tuner/core/json_text.hpp>
 #include <tuner/core/stop_signals.hpp>
 #include <tuner/core/subprocess.hpp>
 #include <tuner/core/verify.hpp>
@@ -32,6 +37,7 @@ struct TuneOptions {
   std::string remote;
   bool no_remote_trials = false;
   bool compile_ahead = false;  // skip the warm target: compile ahead of the measuring worker
+  bool json = false;
 };
 
 // `path` relative to the project root when it lies inside it: what people recognise.
@@ -62,7 +68,8 @@ int attached(const std::vector<std::string>& argv) {
   return s.signaled ? exit_interrupted(s.signal) : s.code;
 }
 
-int run_tune(const TuneOptions& opt) {
+// The tune; the architectures it found stale go to `stale_out`.
+int run_tune_text(const TuneOptions& opt, std::vector<std::string>& stale_out) {
   result<KernelBuild> build = load_kernel_build(opt.manifest);
   if (!build) {
     fmt::print(stderr, "{}\n", build.error().str());
@@ -99,6 +106,7 @@ int run_tune(const TuneOptions& opt) {
       fmt::print(stderr, "{}: error: {}\n", label, e);
     stale.push_back(arch);
   }
+  stale_out = stale;
   if (stale.empty()) return exit_ok;
 
   std::string stale_list;
@@ -169,6 +177,31 @@ int run_tune(const TuneOptions& opt) {
   return exit_ok;
 }
 
+int run_tune(const TuneOptions& opt) {
+  std::vector<std::string> stale;
+  if (!opt.json) return run_tune_text(opt, stale);
+  int status = exit_ok;
+  {
+    StdoutToStderr quiet(true);
+    status = run_tune_text(opt, stale);
+  }
+  if (status != exit_ok && status != exit_negative) return status;
+  result<KernelBuild> build = load_kernel_build(opt.manifest);
+  if (!build) return status;
+  result<std::vector<std::string>> archs = select_archs(build->manifest, opt.arch);
+  if (!archs) return status;
+  try {
+    fmt::print("{}\n", dump_json(nlohmann::json{{"kernel", build->manifest.kernel},
+                                                {"tuned", stale},
+                                                {"records", records_summary(*build, *archs)}},
+                                 2));
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tuner tune: error: {}\n", e.what());
+    return exit_environment;
+  }
+  return status;
+}
+
 }  // namespace
 
 void add_tune_command(CLI::App& app, Run& run) {
@@ -189,6 +222,9 @@ void add_tune_command(CLI::App& app, Run& run) {
   sub->add_flag("--compile-ahead", opt->compile_ahead,
                 "skip the warm target: compile the candidates on this host's cores ahead of the "
                 "measuring worker, overlapping the compiles with the measurements (one device)");
+  sub->add_flag("--json", opt->json,
+                "print each record's state and winners as JSON on stdout (other lines go to "
+                "stderr)");
   sub->footer(
       "Exit status: 0 when every record is fresh, 1 when a stale record cannot be tuned (no "
       "harness), 2 for bad usage or input, 3 when tuning needs what this host lacks (a runner, a "

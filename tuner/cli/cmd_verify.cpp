@@ -77,7 +77,8 @@ int run_verify(const VerifyCliOptions& opt) {
       continue;
     }
     if (v->state == RecordState::unreadable) {
-      fmt::print(stderr, "{}: error: {}\n", label, v->errors.at(0));
+      const std::string at = v->line > 0 ? fmt::format(":{}:{}", v->line, v->column) : "";
+      fmt::print(stderr, "{}{}: error: {}\n", label, at, v->errors.at(0));
       continue;
     }
     fmt::print(stderr, "{}", v->report(label));

@@ -3,6 +3,7 @@
 // The build runs one `tuner warm --config <id> --stamp <file> --depfile <file>` per candidate
 // and architecture (one Ninja edge each, see cmake/TuneKernel.cmake); without --config it warms
 // every candidate of the space, one after the other (for tools and people).
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -19,6 +20,7 @@
 #include <tuner/core/kernel_build.hpp>
 #include <tuner/core/kernel_cache.hpp>
 #include <tuner/core/remote_store.hpp>
+#include <tuner/core/space_checks.hpp>
 
 namespace tune::cli {
 namespace {
@@ -27,6 +29,7 @@ namespace fs = std::filesystem;
 
 struct WarmOptions {
   std::string list_candidates;
+  std::string kernel;  // with --list-candidates: the name the space is declared under
   std::string manifest;
   std::string arch;
   std::vector<std::string> configs;
@@ -37,29 +40,47 @@ struct WarmOptions {
 };
 
 // The candidates warm compiles: the union of every bucket's pruned configs, in order of first
-// appearance (docs/formats.md "Search space").
+// appearance (docs/formats.md "Search space"). The limit on a space's configs holds for its
+// buckets together, as in `tuner space`: each bucket may be under it while all of them are far
+// over (the time goes into evaluating prunes, and the configure into a graph that size).
 result<std::vector<Config>> all_candidates(const Space& space) {
   std::vector<Config> out;
   std::set<std::string> seen;
+  std::uint64_t total = 0;
   for (const Bucket& bucket : space.buckets()) {
     result<std::vector<Config>> configs = space.configs(bucket);
     if (!configs) return fail(configs.error());
+    total += configs->size();
+    if (total > max_space_configs)
+      return fail(space.path(), 0, 0,
+                  fmt::format("the buckets hold more than {} configs together (the limit of a "
+                              "space): prune the space",
+                              max_space_configs));
     for (Config& c : *configs)
       if (seen.insert(c.id()).second) out.push_back(std::move(c));
   }
   return out;
 }
 
-// `--list-candidates <space>`: the candidate ids, one per line (ids hold no newline), for the
-// CMake functions, which need them to write Ninja's graph. Reading lines keeps the configure
-// linear in the size of the space, where picking ids out of `tuner space --json` with CMake's
-// string(JSON) re-parses the document once per id.
-int list_candidates(const std::string& space_path) {
+// `--list-candidates <space> [--kernel NAME]`: the candidate ids, one per line (ids hold no
+// newline), for the CMake functions, which need them to write Ninja's graph. Reading lines
+// keeps the configure linear in the size of the space, where picking ids out of `tuner space
+// --json` with CMake's string(JSON) re-parses the document once per id. A space that can never
+// give a record (space_checks.hpp) is refused here, so that the configure stops on it.
+int list_candidates(const std::string& space_path, const std::string& kernel) {
   result<Space> space = Space::load(space_path);
   if (!space) {
     fmt::print(stderr, "{}\n", space.error().str());
     return exit_bad_input;
   }
+  result<std::vector<diagnostic>> problems = space_declaration_problems(*space, kernel);
+  if (!problems) {
+    fmt::print(stderr, "{}\n", problems.error().str());
+    return exit_bad_input;
+  }
+  for (const diagnostic& d : *problems)
+    fmt::print(stderr, "{}\n", d.str());
+  if (!problems->empty()) return exit_bad_input;
   result<std::vector<Config>> all = all_candidates(*space);
   if (!all) {
     fmt::print(stderr, "{}\n", all.error().str());
@@ -73,7 +94,7 @@ int list_candidates(const std::string& space_path) {
 }
 
 int run_warm(const WarmOptions& opt) {
-  if (!opt.list_candidates.empty()) return list_candidates(opt.list_candidates);
+  if (!opt.list_candidates.empty()) return list_candidates(opt.list_candidates, opt.kernel);
   if (opt.manifest.empty()) {
     fmt::print(stderr, "tuner warm: error: --manifest is required\n");
     return exit_bad_input;
@@ -228,10 +249,14 @@ void add_warm_command(CLI::App& app, Run& run) {
                   "(http(s)://host:port/prefix, a directory, or off; default: TUNE_REMOTE_STORE, "
                   "else the build's)");
   sub->add_flag("--json", opt->json, "print the outcome of every candidate as JSON");
-  sub->add_option("--list-candidates", opt->list_candidates,
-                  "print the candidate ids of a space file, one per line, and compile nothing "
-                  "(what the CMake functions read)")
-      ->excludes(manifest);
+  auto* list = sub->add_option("--list-candidates", opt->list_candidates,
+                               "print the candidate ids of a space file, one per line, and "
+                               "compile nothing (what the CMake functions read)");
+  list->excludes(manifest);
+  sub->add_option("--kernel", opt->kernel,
+                  "with --list-candidates: the name the kernel is declared under; a space of "
+                  "another kernel is refused")
+      ->needs(list);
   sub->footer(
       "Exit status: 0 when every candidate was compiled or found in the cache (valid or not), "
       "2 for bad usage or input, 3 when the compiler cannot be run or the cache written.");

@@ -58,6 +58,7 @@ struct RunOptions {
   std::string out;    ///< where a shard writes its logs and summary
   /// --compile-ahead: compile missing candidates ahead of the worker (core/compile_ahead.hpp)
   bool compile_ahead = false;
+  bool json = false;  ///< --json: people's lines to stderr, a summary on stdout (json_summary.hpp)
 };
 
 /// Tunes a kernel and writes its records (tuner/cli/cmd_run.cpp); the exit code.

@@ -17,11 +17,13 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/atomic_file.hpp>
+#include <tuner/core/elf_symbols.hpp>
 #include <tuner/core/hash.hpp>
 #include <tuner/core/json_text.hpp>
 #include <tuner/core/result.hpp>
 #include <tuner/core/safe_file.hpp>
 #include <tuner/core/subprocess.hpp>
+#include <tuner/core/text.hpp>
 
 extern char** environ;
 
@@ -327,6 +329,23 @@ std::string first_error_line(std::string_view output) {
   return {};
 }
 
+// Why a cubin that compiled cannot serve: it does not define `entry` (nvcc compiles a source
+// without the ENTRY function happily; the runner would fail on the GPU). nullopt when it does,
+// when no entry is asked for, or when the file does not read as ELF (left to the loader).
+std::optional<std::string> missing_entry_problem(const fs::path& cubin, const std::string& entry) {
+  if (entry.empty()) return std::nullopt;
+  result<std::vector<std::string>> functions = elf_function_symbols_of_file(cubin);
+  if (!functions) return std::nullopt;
+  for (const std::string& f : *functions)
+    if (f == entry) return std::nullopt;
+  const std::string defined =
+      functions->empty() ? std::string("no function at all") : "only " + quoted_list(*functions);
+  return fmt::format(
+      "the cubin defines no function '{}' (the kernel's ENTRY), {}{}; declare it "
+      "extern \"C\" __global__ in the source, or pass ENTRY <symbol>",
+      entry, defined, did_you_mean(entry, *functions));
+}
+
 }  // namespace
 
 CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest& request,
@@ -377,6 +396,9 @@ CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest
     entry.status = CacheStatus::failed;
     entry.reason =
         fmt::format("the compiler exited with status 0 but wrote no cubin to '{}'", out.string());
+  } else if (auto missing = missing_entry_problem(out, request.entry)) {
+    entry.status = CacheStatus::failed;
+    entry.reason = *missing;
   } else {
     entry.status = CacheStatus::ok;
   }

@@ -12,6 +12,7 @@
 
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/input_limits.hpp>
+#include <tuner/core/json_position.hpp>
 #include <tuner/core/json_text.hpp>
 #include <tuner/core/safe_file.hpp>
 #include <tuner/core/text.hpp>
@@ -261,19 +262,44 @@ void Record::save(const fs::path& path) const {
   remove_stale_temporaries(path);  // of a save that was killed before its rename
 }
 
+namespace {
+
+// `d`, a RecordReader diagnostic naming a `field '<path>'`, with the line and column of that
+// field's value in `text` (of the object that lacks it, for a missing field): a hand-edited
+// record is fixed in an editor, which wants a place, not a path.
+diagnostic with_field_position(diagnostic d, std::string_view text) {
+  const std::string marker = "field '";
+  const std::size_t start = d.message.find(marker);
+  if (start == std::string::npos) return d;
+  const std::size_t from = start + marker.size();
+  const std::size_t end = d.message.find('\'', from);
+  if (end == std::string::npos) return d;
+  if (auto offset = json_value_offset(text, std::string_view(d.message).substr(from, end - from))) {
+    const TextPosition at = text_position(text, *offset);
+    d.line = at.line;
+    d.column = at.column;
+  }
+  return d;
+}
+
+}  // namespace
+
 result<Record> Record::parse(std::string_view json_text, const std::string& path) {
   if (auto d = size_problem(path, json_text.size(), max_record_bytes, "a record")) return fail(*d);
   if (auto d = json_nesting_problem(json_text, path)) return fail(*d);
   json j;
   try {
     j = json::parse(json_text);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
+  } catch (const json::parse_error& e) {  // `byte` counts the bytes read, the bad one included
+    const TextPosition at = text_position(json_text, e.byte > 0 ? e.byte - 1 : 0);
+    return fail(path, at.line, at.column, std::string("not valid JSON: ") + e.what());
+  } catch (const json::exception& e) {  // out_of_range for 1e999
     return fail(path, 0, 0, std::string("not valid JSON: ") + e.what());
   }
   try {
     return RecordReader{path}.record(j);
   } catch (const input_error& e) {
-    return fail(e.diag());
+    return fail(with_field_position(e.diag(), json_text));
   }
 }
 
@@ -489,6 +515,8 @@ Verification load_verified(const fs::path& path, const Workspace& workspace,
     Verification v;
     v.state = RecordState::unreadable;
     v.errors.push_back(r.error().message);
+    v.line = r.error().line;
+    v.column = r.error().column;
     return v;
   }
   return verify_record(std::move(*r), workspace, recompute_key, options);

@@ -146,6 +146,8 @@ struct Verification {
   std::vector<std::string> errors;    ///< each names the field, record value and current value
   std::vector<std::string> warnings;  ///< drift that only shifts timings
   std::string retune_command;
+  /// For an unreadable record: where in the file (1-based line and column; 0 when unknown).
+  int line = 0, column = 0;
 
   bool ok() const noexcept { return state == RecordState::fresh; }
   /// For people: `<path>: warning: ...` lines, then for a stale, missing or unreadable record

@@ -91,8 +91,9 @@ result<std::vector<ShapeMember>> shape_members(const KernelBuild& build) {
         return fail("", 0, 0,
                     fmt::format("shape name '{}' of {} cannot be a C++ member name in the header",
                                 name, display_path(m, m.space)));
+      const std::string& key = name;  // clang before 16 captures no structured binding
       auto it = std::find_if(members.begin(), members.end(),
-                             [&](const ShapeMember& s) { return s.name == name; });
+                             [&key](const ShapeMember& s) { return s.name == key; });
       if (it == members.end())
         members.push_back({name, value.is_string()});
       else if (it->is_string != value.is_string())

@@ -1,0 +1,27 @@
+// Where something is in a JSON text, as a line and column, for messages about a hand-edited
+// file: nlohmann reports a parse error as a byte offset and knows no positions at all once the
+// text is parsed, so a field of the wrong type is found again in the text by its path.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace tune {
+
+/// A 1-based line and column (in characters: a UTF-8 sequence counts once).
+struct TextPosition {
+  int line = 1;
+  int column = 1;
+};
+
+/// The line and column of byte `offset` of `text` (clamped to its end).
+TextPosition text_position(std::string_view text, std::size_t offset);
+
+/// The byte offset in the valid JSON `text` of the value at `path`: keys separated by '.', array
+/// indices as `[n]` (`entries[1].config.params.BM`, `context`); "" is the whole document. The
+/// longest prefix of the path that exists is followed, so a missing field points at the object
+/// that lacks it. nullopt when the text does not scan as JSON.
+std::optional<std::size_t> json_value_offset(std::string_view text, std::string_view path);
+
+}  // namespace tune
