@@ -226,6 +226,24 @@ CacheKeyer::CacheKeyer(Manifest manifest, ParamsAs params_as, std::string toolch
       scan_includes(source, manifest_.include_directories, manifest_.project_root, manifest_.nvcc);
 }
 
+namespace {
+
+std::optional<EntryTemplate> template_of(const Manifest& manifest, const Space& space) {
+  result<std::optional<EntryTemplate>> t = kernel_entry_template(manifest, space);
+  if (!t) throw input_error(t.error());
+  return std::move(*t);
+}
+
+}  // namespace
+
+CacheKeyer::CacheKeyer(Manifest manifest, const Space& space)
+    : CacheKeyer(manifest, space, toolchain_fingerprint(manifest.nvcc).fingerprint()) {}
+
+CacheKeyer::CacheKeyer(Manifest manifest, const Space& space, std::string toolchain)
+    : CacheKeyer(std::move(manifest), space.params_as(), std::move(toolchain)) {
+  entry_ = template_of(manifest_, space);
+}
+
 std::string CacheKeyer::relative(const fs::path& p) const {
   fs::path n = p.lexically_normal();
   if (path_under(n, manifest_.build_dir)) {
@@ -270,7 +288,10 @@ std::vector<std::string> CacheKeyer::argv(const Config& config, std::string_view
   }
   a.push_back("-o");
   a.push_back(keyed ? "<out>" : output.string());
-  a.push_back(keyed ? relative(manifest_.sources.at(0)) : manifest_.sources.at(0).string());
+  if (entry_)
+    a.push_back(keyed ? "<entry.cu>" : entry_unit_path(manifest_, config).string());
+  else
+    a.push_back(keyed ? relative(manifest_.sources.at(0)) : manifest_.sources.at(0).string());
   return a;
 }
 
@@ -285,6 +306,10 @@ CompileCommand CacheKeyer::compile_command(const Config& config, std::string_vie
   if (params_as_ == ParamsAs::constexpr_header) {
     c.params_header = params_header_path(manifest_, config);
     c.params_header_text = params_header_text(config);
+  }
+  if (entry_) {
+    c.entry_unit = entry_unit_path(manifest_, config);
+    c.entry_unit_text = entry_->unit_text(config, manifest_.sources.at(0).string());
   }
   return c;
 }
@@ -307,6 +332,14 @@ CacheKey CacheKeyer::key(const Config& config, std::string_view arch) const {
     h.update_field(text);
     k.inputs.emplace_back("params_header", text);
   }
+  if (entry_) {
+    // As keyed: the source named relative to project_root, so the key does not depend on the
+    // checkout path (the unit warm writes includes it by absolute path).
+    std::string text = entry_->unit_text(config, relative(manifest_.sources.at(0)));
+    h.update_field("entry_unit");
+    h.update_field(text);
+    k.inputs.emplace_back("entry_unit", text);
+  }
   h.update_field("files");
   h.update_field(std::to_string(files_.size()));
   for (const auto& f : files_) {
@@ -326,6 +359,7 @@ CompileCommand compile_command(const Manifest& manifest, const Space& space, con
                                std::string_view arch, const fs::path& output_cubin) {
   // The argument vector needs no include scan and no toolchain: skip both.
   CacheKeyer keyer(manifest, space.params_as(), std::string(), CacheKeyer::NoScan{});
+  keyer.entry_ = template_of(manifest, space);
   return keyer.compile_command(config, arch, output_cubin);
 }
 
@@ -337,7 +371,7 @@ std::vector<std::string> nvcc_argv(const Manifest& manifest, const Space& space,
 
 CacheKey compute_cache_key(const Manifest& manifest, const Space& space, const Config& config,
                            std::string_view arch) {
-  return CacheKeyer(manifest, space.params_as()).key(config, arch);
+  return CacheKeyer(manifest, space).key(config, arch);
 }
 
 }  // namespace tune

@@ -159,8 +159,11 @@ class Worker {
     Prepared p;
     p.key = candidate.key;
     p.module = load_kernel(ctx_, cache_dir_, candidate.key);
-    SetupContext setup(ctx_, p.module, build_.manifest.entry, bucket_.name, bucket_.shape,
-                       candidate.config, ctx_.stream());
+    // A template entry's instance goes by its lowered name, which warm kept in the entry.
+    const std::optional<CacheEntry> entry = KernelCache(cache_dir_).lookup(candidate.key);
+    SetupContext setup(ctx_, p.module,
+                       entry ? entry->function_name(build_.manifest.entry) : build_.manifest.entry,
+                       bucket_.name, bucket_.shape, candidate.config, ctx_.stream());
     p.launch = harness().setup(setup);
     if (!p.launch) throw error("setup returned an empty launch closure");
     return p;
