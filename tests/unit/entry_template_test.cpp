@@ -139,7 +139,10 @@ TEST(EntryTemplate, CacheKeyCoversTheUnitAndLeavesPlainKernelsAlone) {
       EXPECT_NE(value.find("#include \"kernels/tile.cu\""), std::string::npos) << value;
     }
   EXPECT_TRUE(has_unit);
-  EXPECT_EQ(keyer.keyed_argv(config(16, "row"), "sm_90").back(), "<entry.cu>");
+  const std::vector<std::string> argv = keyer.keyed_argv(config(16, "row"), "sm_90");
+  EXPECT_EQ(argv.back(), "<entry.cu>");
+  for (const std::string& a : argv)  // no -DBM=16: it would rewrite `template <int BM>`
+    EXPECT_EQ(a.rfind("-DBM", 0), std::string::npos) << a;
   EXPECT_NE(k.digest, keyer.key(config(16, "col"), "sm_90").digest);
   const CompileCommand c = keyer.compile_command(config(16, "row"), "sm_90", top / "o.cubin");
   ASSERT_TRUE(c.entry_unit);

@@ -279,7 +279,10 @@ std::vector<std::string> CacheKeyer::argv(const Config& config, std::string_view
     else if (!is_toolchain_or_system_path(dir, manifest_.nvcc))  // the fingerprint covers it
       a.push_back("-I" + relative(dir));
   }
-  if (params_as_ == ParamsAs::defines) {
+  if (entry_) {
+    // The template arguments carry the params: as -D macros they would also rewrite the
+    // template's own parameter names (`template <int BM>` would read `template <int 64>`).
+  } else if (params_as_ == ParamsAs::defines) {
     for (const auto& [name, value] : config.params())
       a.push_back("-D" + name + "=" + value.plain());
   } else {
@@ -303,7 +306,7 @@ CompileCommand CacheKeyer::compile_command(const Config& config, std::string_vie
                                            const fs::path& output_cubin) const {
   CompileCommand c;
   c.argv = argv(config, arch, output_cubin, false);
-  if (params_as_ == ParamsAs::constexpr_header) {
+  if (params_as_ == ParamsAs::constexpr_header && !entry_) {
     c.params_header = params_header_path(manifest_, config);
     c.params_header_text = params_header_text(config);
   }
@@ -326,7 +329,7 @@ CacheKey CacheKeyer::key(const Config& config, std::string_view arch) const {
   for (const auto& a : keyed)
     h.update_field(a);
   k.inputs.emplace_back("argv", shell_join(keyed));
-  if (params_as_ == ParamsAs::constexpr_header) {
+  if (params_as_ == ParamsAs::constexpr_header && !entry_) {
     std::string text = params_header_text(config);
     h.update_field("params_header");
     h.update_field(text);
