@@ -48,7 +48,7 @@ Included by ``Tune.cmake``; see there for the cache variables and global targets
     A template entry such as ``"tile_gemm<{BM}, {BN}, {LAYOUT}>"`` names a ``__global__``
     function template instead: each ``{PARAM}`` is replaced by the config's value (or its C++
     text from the space's ``[entry.map.PARAM]``), and warm compiles one generated unit per
-    candidate that instantiates it (docs/kernels.md "Template entries"). A placeholder that
+    candidate that instantiates it (docs/embed.md "Template entries"). A placeholder that
     names no param stops the configure naming it and the params.
 
   ``ARCH <sm_XX>...``

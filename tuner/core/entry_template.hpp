@@ -1,4 +1,4 @@
-// Template entries (docs/kernels.md "Template entries"): a kernel written as a C++ function
+// Template entries (docs/embed.md "Template entries"): a kernel written as a C++ function
 // template, tuned over its template arguments. The entry is written as an expression such as
 // `tile_gemm<{BM}, {BN}, {LAYOUT}>`, where each `{NAME}` is a param of the space. Per candidate
 // warm compiles a small generated translation unit that includes the source and instantiates
