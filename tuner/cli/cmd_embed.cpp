@@ -101,6 +101,39 @@ std::optional<Record> verified_record(const KernelBuild& build, const std::strin
   return std::move(*r);
 }
 
+// The cubin of `config` on `arch` as the kernel cache holds it (compiled as warm would when
+// it is missing), its bytes checked against the entry; nullopt after saying why not.
+std::optional<Image> find_image(const KernelBuild& build, const CacheKeyer& keyer,
+                                const KernelCache& cache, const std::vector<std::string>& deps,
+                                const std::string& arch, const Config& config,
+                                const std::string& bucket) {
+  const Manifest& m = build.manifest;
+  const CacheKey key = keyer.key(config, arch);
+  const CompileOutcome outcome = compile_with_store(
+      cache, nullptr, warm_request(m, keyer, config, arch, key, deps), m.compile_log);
+  if (!outcome.entry.valid()) {
+    fmt::print(stderr, "tuner embed: error: {} {} {}: the config '{}' is invalid ({}): {}\n",
+               m.kernel, arch, bucket, config.id(), to_string(outcome.entry.status),
+               outcome.entry.reason);
+    return std::nullopt;
+  }
+  Image im;
+  im.arch = arch;
+  im.sm = sm_of(arch);
+  im.bucket_name = bucket;
+  im.config_id = config.id();
+  im.symbol = outcome.entry.function_name(m.entry);
+  im.key = key.digest;
+  im.bytes = read_file(cache.cubin_path(key.digest));
+  im.sha256 = sha256_hex(im.bytes);
+  if (im.sha256 != outcome.entry.cubin_sha256) {
+    fmt::print(stderr, "tuner embed: error: {}: SHA-256 {} is not the entry's {}\n",
+               cache.cubin_path(key.digest).string(), im.sha256, outcome.entry.cubin_sha256);
+    return std::nullopt;
+  }
+  return im;
+}
+
 std::string c_array(const std::string& bytes) {
   std::string out;
   out.reserve(bytes.size() * 5);
@@ -218,32 +251,12 @@ int run_embed(const EmbedOptions& opt) {
                    "tuner embed: warning: {} {} {}: the record's cache key {} is not the "
                    "current {}; embedding the current build of the config\n",
                    m.kernel, arch, bucket.name, entry->cache_key->digest, key.digest);
-      const CompileOutcome outcome = compile_with_store(
-          cache, nullptr, warm_request(m, keyer, entry->config, arch, key, dependency_names),
-          m.compile_log);
-      if (!outcome.entry.valid()) {
-        fmt::print(stderr, "tuner embed: error: {} {} {}: the winner '{}' is invalid ({}): {}\n",
-                   m.kernel, arch, bucket.name, entry->config.id(), to_string(outcome.entry.status),
-                   outcome.entry.reason);
-        return exit_negative;
-      }
-      Image im;
-      im.arch = arch;
-      im.sm = sm_of(arch);
-      im.bucket = b;
-      im.bucket_name = bucket.name;
-      im.config_id = entry->config.id();
-      im.symbol = outcome.entry.function_name(m.entry);
-      im.key = key.digest;
-      im.bytes = read_file(cache.cubin_path(key.digest));
-      im.sha256 = sha256_hex(im.bytes);
-      im.incumbent = incumbent && incumbent->id() == im.config_id;
-      if (im.sha256 != outcome.entry.cubin_sha256) {
-        fmt::print(stderr, "tuner embed: error: {}: SHA-256 {} is not the entry's {}\n",
-                   cache.cubin_path(key.digest).string(), im.sha256, outcome.entry.cubin_sha256);
-        return exit_environment;
-      }
-      images.push_back(std::move(im));
+      std::optional<Image> im =
+          find_image(*build, keyer, cache, dependency_names, arch, entry->config, bucket.name);
+      if (!im) return exit_negative;
+      im->bucket = b;
+      im->incumbent = incumbent && incumbent->id() == im->config_id;
+      images.push_back(std::move(*im));
     }
     // The fallback image: the first incumbent of the first architecture, when no winner is it.
     if (opt.fallback == "first_incumbent" && arch == m.archs.front() && incumbent) {
@@ -251,24 +264,12 @@ int run_embed(const EmbedOptions& opt) {
       for (const Image& im : images)
         have = have || (im.arch == arch && im.incumbent);
       if (!have) {
-        const CacheKey key = keyer.key(*incumbent, arch);
-        const CompileOutcome outcome = compile_with_store(
-            cache, nullptr, warm_request(m, keyer, *incumbent, arch, key, dependency_names),
-            m.compile_log);
-        if (outcome.entry.valid()) {
-          Image im;
-          im.arch = arch;
-          im.sm = -1;  // never matched by a device: found only as the fallback
-          im.bucket = 0;
-          im.bucket_name = "(fallback)";
-          im.config_id = incumbent->id();
-          im.symbol = outcome.entry.function_name(m.entry);
-          im.key = key.digest;
-          im.bytes = read_file(cache.cubin_path(key.digest));
-          im.sha256 = sha256_hex(im.bytes);
-          im.incumbent = true;
-          images.push_back(std::move(im));
-        }
+        std::optional<Image> im =
+            find_image(*build, keyer, cache, dependency_names, arch, *incumbent, "(fallback)");
+        if (!im) return exit_negative;
+        im->sm = -1;  // never matched by a device: found only as the fallback
+        im->incumbent = true;
+        images.push_back(std::move(*im));
       }
     }
   }
