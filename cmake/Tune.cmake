@@ -24,6 +24,7 @@ Commands
 
 * :command:`tune_add_kernel` (``TuneKernel.cmake``)
 * :command:`tune_generate_header` (``TuneHeader.cmake``)
+* :command:`tune_embed_winners` (``TuneEmbed.cmake``)
 
 Cache variables
 ^^^^^^^^^^^^^^^
@@ -119,6 +120,7 @@ set(TUNE_HOST_TOOL_BUILD_TYPE "Release" CACHE STRING
 include("${CMAKE_CURRENT_LIST_DIR}/TuneTool.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TuneKernel.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TuneHeader.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/TuneEmbed.cmake")
 
 # The nested configure that builds the host tool asks where the tool lands.
 if(_TUNE_HOST_TOOL_BUILD AND TARGET tuner)

@@ -1,4 +1,5 @@
-# `cmake --install`: the `tuner` tool, the libraries (tune_core, tune_cuda, tune_runner), the
+# `cmake --install`: the `tuner` tool, the libraries (tune_core, tune_cuda, tune_runner,
+# tune_runtime), the
 # public headers under include/tuner/ and the CMake functions as the config package `Tune`, so
 # that a consumer's `find_package(Tune CONFIG)` gives tune_add_kernel and tune_generate_header,
 # running the installed tuner (no build of the tool in the consumer). Targets are exported in
@@ -11,7 +12,7 @@ set(TUNE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/Tune" CACHE STRING
   "Where the Tune config package is installed, relative to the prefix")
 
 set(_tune_install_targets tuner tune_core tune_tomlplusplus tune_eigen tune_warnings)
-foreach(t tune_cuda tune_runner)
+foreach(t tune_cuda tune_runner tune_runtime)
   if(TARGET ${t})
     list(APPEND _tune_install_targets ${t})
   endif()
@@ -22,6 +23,9 @@ if(TARGET tune_cuda)
 endif()
 if(TARGET tune_runner)
   set_target_properties(tune_runner PROPERTIES EXPORT_NAME runner)
+endif()
+if(TARGET tune_runtime)
+  set_target_properties(tune_runtime PROPERTIES EXPORT_NAME runtime)
 endif()
 
 install(TARGETS ${_tune_install_targets} EXPORT TuneTargets
@@ -44,6 +48,7 @@ set(_tune_public_core_headers
   bucket_result.hpp
   cache_key.hpp
   config.hpp
+  entry_template.hpp
   exit_codes.hpp
   expr.hpp
   expr_cxx.hpp
@@ -94,6 +99,11 @@ install(FILES ${_tune_public_core_headers}
 if(TARGET tune_cuda)
   install(FILES ${_tune_public_cuda_headers} DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tuner/cuda")
 endif()
+if(TARGET tune_runtime)  # what tune_embed_winners' generated code includes (docs/embed.md)
+  install(FILES "${PROJECT_SOURCE_DIR}/tuner/runtime/embedded.hpp"
+    "${PROJECT_SOURCE_DIR}/tuner/runtime/record_check.hpp"
+    DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tuner/runtime")
+endif()
 install(EXPORT TuneTargets NAMESPACE tune:: DESTINATION "${TUNE_INSTALL_CMAKEDIR}")
 
 if(TUNE_TOMLPP_INCLUDE_DIR)
@@ -118,6 +128,7 @@ install(FILES
   "${PROJECT_BINARY_DIR}/TuneConfigVersion.cmake"
   "${CMAKE_CURRENT_LIST_DIR}/Tune.cmake"
   "${CMAKE_CURRENT_LIST_DIR}/TuneHeader.cmake"
+  "${CMAKE_CURRENT_LIST_DIR}/TuneEmbed.cmake"
   "${CMAKE_CURRENT_LIST_DIR}/TuneKernel.cmake"
   "${CMAKE_CURRENT_LIST_DIR}/TuneRunner.cmake"
   "${CMAKE_CURRENT_LIST_DIR}/TuneTool.cmake"

@@ -45,6 +45,11 @@ Included by ``Tune.cmake``; see there for the cache variables and global targets
 
   ``ENTRY <symbol>``
     The entry function's name; default ``<name>`` (then ``<name>`` must be a C identifier).
+    A template entry such as ``"tile_gemm<{BM}, {BN}, {LAYOUT}>"`` names a ``__global__``
+    function template instead: each ``{PARAM}`` is replaced by the config's value (or its C++
+    text from the space's ``[entry.map.PARAM]``), and warm compiles one generated unit per
+    candidate that instantiates it (docs/embed.md "Template entries"). A placeholder that
+    names no param stops the configure naming it and the params.
 
   ``ARCH <sm_XX>...``
     The architectures to tune for, such as ``sm_90`` or ``sm_80 sm_90`` (also ``sm_90a``).
@@ -277,10 +282,19 @@ endfunction()
 # Ids cannot hold ';' or '[' (param values are restricted to [A-Za-z0-9_.:+-]), so they are
 # safe list elements.
 function(_tune_candidates fn tuner name space out)
+  set(entry_args)
+  if(ARGC GREATER 5 AND ARGV5 MATCHES "<")
+    set(entry_args --entry "${ARGV5}")
+  endif()
   execute_process(COMMAND "${tuner}" warm --list-candidates "${space}" --kernel "${name}"
+                          ${entry_args}
     RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     string(STRIP "${err}" err)
+    if(err MATCHES "^tuner warm: error: ENTRY ")
+      string(REGEX REPLACE "^tuner warm: error: " "" err "${err}")
+      message(FATAL_ERROR "${fn}: ${err}")
+    endif()
     message(FATAL_ERROR "${fn}: SPACE '${space}' is not a valid space:\n${err}\n"
       "(read by '${tuner}'; fix the space file and configure again)")
   endif()
@@ -491,9 +505,17 @@ function(tune_add_kernel name)
     set(entry "${name}")
     set(entry_from "the kernel name (the default ENTRY)")
   endif()
-  if(NOT entry MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+  # A template entry (`tile_gemm<{BM}, {LAYOUT}>`) is checked against the space by the tuner
+  # (_tune_candidates); here only its shape.
+  if(entry MATCHES "<")
+    if(NOT entry MATCHES "^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)* *<.*>$")
+      message(FATAL_ERROR "${fn}: ENTRY '${entry}' is not a template entry: write the template's "
+        "name and its arguments with placeholders, such as 'tile_gemm<{BM}, {BN}>'")
+    endif()
+  elseif(NOT entry MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
     message(FATAL_ERROR "${fn}: ${entry_from} '${entry}' is not a C identifier: pass "
-      "ENTRY <symbol> with the kernel's extern \"C\" name")
+      "ENTRY <symbol> with the kernel's extern \"C\" name, or a template entry such as "
+      "'tile_gemm<{BM}, {BN}>'")
   endif()
 
   foreach(lib IN LISTS arg_LINK_LIBRARIES)
@@ -579,7 +601,7 @@ function(tune_add_kernel name)
 
   # --- the space: validated now, and the candidate list for the build graph ----------------
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${space}")
-  _tune_candidates("${fn}" "${configure_tuner}" "${name}" "${space}" candidates)
+  _tune_candidates("${fn}" "${configure_tuner}" "${name}" "${space}" candidates "${entry}")
   list(LENGTH candidates ncandidates)
 
   # --- the manifest ----------------------------------------------------------------------

@@ -12,7 +12,7 @@
 # Usage: scripts/gpu_check.sh            (from anywhere; GPU_CHECK_DEVICE=N picks the device)
 #
 # GPU_CHECK_STEPS picks steps (default: all, in this order): build timing gpu cpu e2e runoff
-# fidelity (and, only when asked for, shards, store and pipeline). Without `build` the build tree of an earlier call is reused, so a check can be
+# fidelity (and, only when asked for, shards, store, pipeline and embed). Without `build` the build tree of an earlier call is reused, so a check can be
 # split over two calls of a lent machine that stays warm between them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -180,6 +180,20 @@ elif [[ -x "$build/bench/fidelity/bench_fidelity" ]]; then
   cat "$out/fidelity_tune.log"
 else
   note fidelity SKIP "bench_fidelity not built"
+fi
+
+# Embedded winners (docs/embed.md): examples/tile's program runs its shapes through the
+# committed winners' cubins linked into it, and the CPU check of the same images; not in the
+# default steps (ctest -L gpu already runs gpu.tile_example): GPU_CHECK_STEPS="build embed".
+t0=$(date +%s)
+if want embed; then
+  if ctest --test-dir "$build" -R '^(example\.tile\.embed|gpu\.tile_example)$' \
+      -V > "$out/embed.log" 2>&1; then
+    note embed ok "$(seconds "$t0") s, $(grep -c 'tile_example: ok' "$out/embed.log") GPU run"
+  else
+    note embed FAIL "see embed.log"
+  fi
+  grep -E 'M=|embed_test|tile_example' "$out/embed.log" | head -12
 fi
 
 # Shards (scripts/shard_check.py, docs/scaling.md): the tune of reduce and softmax split in two

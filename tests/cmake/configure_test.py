@@ -280,6 +280,19 @@ class ConfigureTest(unittest.TestCase):
             "(1): point TUNE_TUNER_EXECUTABLE at a tuner of this tune version",
             "-DTUNE_TUNER_EXECUTABLE=/bin/false")
 
+    def test_template_entry_placeholder_naming_no_param(self):
+        self.assert_fails(
+            f'tune_add_kernel(scale {GOOD} ARCH sm_90 ENTRY "scale_t<{{BLOK}}>")',
+            "tune_add_kernel(scale): ENTRY 'scale_t<{BLOK}>' (column 10): placeholder '{BLOK}' "
+            "of template entry 'scale_t<{BLOK}>' names no param of 'scale' (params: 'BLOCK', "
+            "'UNROLL'), did you mean 'BLOCK'?")
+
+    def test_embed_winners_of_an_undeclared_kernel(self):
+        self.assert_fails(
+            f"{DECLARE}\nadd_executable(app app.cpp)\ntune_embed_winners(app KERNELS gemm)",
+            "tune_embed_winners(app): no kernel 'gemm' (declared: scale): declare it with "
+            "tune_add_kernel before tune_embed_winners", module="TuneEmbed.cmake")
+
     def test_header_unknown_arguments(self):
         self.assert_header_fails(
             "tune_generate_header(scale OUTPUT w/scale.hpp BOGUS 1)",

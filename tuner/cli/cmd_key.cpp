@@ -48,7 +48,7 @@ int run_key(const KeyOptions& opt) {
                m.space.string());
     return exit_bad_input;
   }
-  CacheKeyer keyer(m, build->space.params_as());
+  CacheKeyer keyer(m, build->space);
   CacheKey key = keyer.key(*config, arch);
   if (opt.json) {
     nlohmann::json j;
@@ -70,7 +70,7 @@ int run_key(const KeyOptions& opt) {
     fmt::print("inputs of cache key {}:{} (config {}, {}):\n", key.schema, key.digest, config->id(),
                arch);
     for (const auto& [name, value] : key.inputs) {
-      if (name == "params_header") {
+      if (name == "params_header" || name == "entry_unit") {
         fmt::print("  {:<14}\n", name);
         std::size_t pos = 0;
         while (pos < value.size()) {

@@ -99,7 +99,7 @@ int run_record_set(const RecordSetOptions& opt) {
     return exit_bad_input;
   }
 
-  CacheKeyer keyer(m, space.params_as());
+  CacheKeyer keyer(m, space);
   result<Workspace> w = current_workspace(m, space, arch, keyer.toolchain());
   if (!w) {
     fmt::print(stderr, "{}\n", w.error().str());

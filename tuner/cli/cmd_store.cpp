@@ -188,7 +188,7 @@ int pull_command(RemoteStore& remote, const std::vector<KernelBuild>& kernels) {
   std::int64_t present = 0;
   for (const KernelBuild& k : kernels) {
     const KernelCache cache(effective_cache_dir(k.manifest.cache_dir));
-    const CacheKeyer keyer(k.manifest, k.space.params_as());
+    const CacheKeyer keyer(k.manifest, k.space);
     std::set<std::string> seen;
     for (const Bucket& b : k.space.buckets()) {
       result<std::vector<Config>> configs = k.space.configs(b);

@@ -16,6 +16,7 @@
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/cache_key.hpp>
+#include <tuner/core/entry_template.hpp>
 #include <tuner/core/json_text.hpp>
 #include <tuner/core/kernel_build.hpp>
 #include <tuner/core/kernel_cache.hpp>
@@ -30,6 +31,7 @@ namespace fs = std::filesystem;
 struct WarmOptions {
   std::string list_candidates;
   std::string kernel;  // with --list-candidates: the name the space is declared under
+  std::string entry;
   std::string manifest;
   std::string arch;
   std::vector<std::string> configs;
@@ -62,12 +64,13 @@ result<std::vector<Config>> all_candidates(const Space& space) {
   return out;
 }
 
-// `--list-candidates <space> [--kernel NAME]`: the candidate ids, one per line (ids hold no
-// newline), for the CMake functions, which need them to write Ninja's graph. Reading lines
-// keeps the configure linear in the size of the space, where picking ids out of `tuner space
-// --json` with CMake's string(JSON) re-parses the document once per id. A space that can never
-// give a record (space_checks.hpp) is refused here, so that the configure stops on it.
-int list_candidates(const std::string& space_path, const std::string& kernel) {
+// `--list-candidates <space> [--kernel NAME] [--entry TEMPLATE]`: the candidate ids, one per
+// line (ids hold no newline), for the CMake functions, which need them to write Ninja's graph.
+// Reading lines keeps the configure linear in the size of the space, where picking ids out of
+// `tuner space --json` with CMake's string(JSON) re-parses the document once per id. A space that
+// can never give a record (space_checks.hpp) is refused here, so that the configure stops on it.
+int list_candidates(const std::string& space_path, const std::string& kernel,
+                    const std::string& entry) {
   result<Space> space = Space::load(space_path);
   if (!space) {
     fmt::print(stderr, "{}\n", space.error().str());
@@ -81,6 +84,21 @@ int list_candidates(const std::string& space_path, const std::string& kernel) {
   for (const diagnostic& d : *problems)
     fmt::print(stderr, "{}\n", d.str());
   if (!problems->empty()) return exit_bad_input;
+  if (!entry.empty()) {  // tune_add_kernel's template ENTRY, checked against the space
+    result<EntryTemplate> t = parse_entry_template(entry, *space);
+    if (!t) {
+      fmt::print(stderr, "tuner warm: error: ENTRY '{}' (column {}): {}\n", entry, t.error().column,
+                 t.error().message);
+      return exit_bad_input;
+    }
+    if (space->entry_template() && *space->entry_template() != entry) {
+      fmt::print(stderr,
+                 "tuner warm: error: ENTRY '{}' differs from the template '{}' of the space {}: "
+                 "declare it in one place\n",
+                 entry, *space->entry_template(), space_path);
+      return exit_bad_input;
+    }
+  }
   result<std::vector<Config>> all = all_candidates(*space);
   if (!all) {
     fmt::print(stderr, "{}\n", all.error().str());
@@ -94,7 +112,8 @@ int list_candidates(const std::string& space_path, const std::string& kernel) {
 }
 
 int run_warm(const WarmOptions& opt) {
-  if (!opt.list_candidates.empty()) return list_candidates(opt.list_candidates, opt.kernel);
+  if (!opt.list_candidates.empty())
+    return list_candidates(opt.list_candidates, opt.kernel, opt.entry);
   if (opt.manifest.empty()) {
     fmt::print(stderr, "tuner warm: error: --manifest is required\n");
     return exit_bad_input;
@@ -138,7 +157,7 @@ int run_warm(const WarmOptions& opt) {
     }
   }
 
-  const CacheKeyer keyer(manifest, space.params_as());
+  const CacheKeyer keyer(manifest, space);
   std::vector<std::string> dependency_names;
   for (const KeyedFile& f : keyer.files())
     dependency_names.push_back(f.name);
@@ -155,20 +174,8 @@ int run_warm(const WarmOptions& opt) {
   for (const std::string& arch : *archs) {
     for (const Config& config : configs) {
       const CacheKey key = keyer.key(config, arch);
-      CompileRequest request;
-      request.key = key.digest;
-      request.key_schema = key.schema;
-      request.arch = arch;
-      request.config_id = config.id();
-      request.entry = manifest.entry;
-      request.argv_keyed = keyer.keyed_argv(config, arch);
-      request.dependencies = dependency_names;
-      request.command = [&](const fs::path& output) {
-        CompileCommand command = keyer.compile_command(config, arch, output);
-        if (command.params_header)
-          write_file_atomic(*command.params_header, command.params_header_text);
-        return command.argv;
-      };
+      const CompileRequest request =
+          warm_request(manifest, keyer, config, arch, key, dependency_names);
       const CompileOutcome outcome =
           compile_with_store(cache, remote.get(), request, manifest.compile_log);
       ++(outcome.compiled ? compiled : cached);
@@ -229,6 +236,29 @@ int run_warm(const WarmOptions& opt) {
 
 }  // namespace
 
+CompileRequest warm_request(const Manifest& manifest, const CacheKeyer& keyer, const Config& config,
+                            const std::string& arch, const CacheKey& key,
+                            const std::vector<std::string>& dependency_names) {
+  CompileRequest request;
+  request.key = key.digest;
+  request.key_schema = key.schema;
+  request.arch = arch;
+  request.config_id = config.id();
+  request.entry = manifest.entry;
+  request.entry_template = keyer.entry_template();
+  request.argv_keyed = keyer.keyed_argv(config, arch);
+  request.dependencies = dependency_names;
+  // Copies: the request may outlive the caller's loop variables.
+  request.command = [&keyer, config, arch](const fs::path& output) {
+    CompileCommand command = keyer.compile_command(config, arch, output);
+    if (command.params_header)
+      write_file_atomic(*command.params_header, command.params_header_text);
+    if (command.entry_unit) write_file_atomic(*command.entry_unit, command.entry_unit_text);
+    return command.argv;
+  };
+  return request;
+}
+
 void add_warm_command(CLI::App& app, Run& run) {
   auto opt = std::make_shared<WarmOptions>();
   auto* sub = app.add_subcommand(
@@ -256,6 +286,9 @@ void add_warm_command(CLI::App& app, Run& run) {
   sub->add_option("--kernel", opt->kernel,
                   "with --list-candidates: the name the kernel is declared under; a space of "
                   "another kernel is refused")
+      ->needs(list);
+  sub->add_option("--entry", opt->entry,
+                  "with --list-candidates: a template entry to check against the space")
       ->needs(list);
   sub->footer(
       "Exit status: 0 when every candidate was compiled or found in the cache (valid or not), "

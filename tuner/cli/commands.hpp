@@ -10,7 +10,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <tuner/core/cache_key.hpp>
 #include <tuner/core/kernel_build.hpp>
+#include <tuner/core/kernel_cache.hpp>
 #include <tuner/core/record.hpp>
 
 #include <tuner/core/exit_codes.hpp>
@@ -41,6 +43,13 @@ void add_merge_command(CLI::App& app, Run& run);
 void add_shards_command(CLI::App& app, Run& run);
 void add_slurm_command(CLI::App& app, Run& run);
 void add_export_command(CLI::App& app, Run& run);
+void add_embed_command(CLI::App& app, Run& run);
+
+/// The compile of one candidate as warm runs it (cmd_warm.cpp): `tuner embed` rebuilds a
+/// winner missing from the cache through the same request. `keyer` must outlive the request.
+CompileRequest warm_request(const Manifest& manifest, const CacheKeyer& keyer, const Config& config,
+                            const std::string& arch, const CacheKey& key,
+                            const std::vector<std::string>& dependency_names);
 
 /// What `tuner run` is asked to do (`tuner tune` asks the same after its warm).
 struct RunOptions {

@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
   cli::add_shards_command(app, run);
   cli::add_slurm_command(app, run);
   cli::add_export_command(app, run);
+  cli::add_embed_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

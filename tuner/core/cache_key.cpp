@@ -226,6 +226,24 @@ CacheKeyer::CacheKeyer(Manifest manifest, ParamsAs params_as, std::string toolch
       scan_includes(source, manifest_.include_directories, manifest_.project_root, manifest_.nvcc);
 }
 
+namespace {
+
+std::optional<EntryTemplate> template_of(const Manifest& manifest, const Space& space) {
+  result<std::optional<EntryTemplate>> t = kernel_entry_template(manifest, space);
+  if (!t) throw input_error(t.error());
+  return std::move(*t);
+}
+
+}  // namespace
+
+CacheKeyer::CacheKeyer(Manifest manifest, const Space& space)
+    : CacheKeyer(manifest, space, toolchain_fingerprint(manifest.nvcc).fingerprint()) {}
+
+CacheKeyer::CacheKeyer(Manifest manifest, const Space& space, std::string toolchain)
+    : CacheKeyer(std::move(manifest), space.params_as(), std::move(toolchain)) {
+  entry_ = template_of(manifest_, space);
+}
+
 std::string CacheKeyer::relative(const fs::path& p) const {
   fs::path n = p.lexically_normal();
   if (path_under(n, manifest_.build_dir)) {
@@ -261,7 +279,10 @@ std::vector<std::string> CacheKeyer::argv(const Config& config, std::string_view
     else if (!is_toolchain_or_system_path(dir, manifest_.nvcc))  // the fingerprint covers it
       a.push_back("-I" + relative(dir));
   }
-  if (params_as_ == ParamsAs::defines) {
+  if (entry_) {
+    // The template arguments carry the params: as -D macros they would also rewrite the
+    // template's own parameter names (`template <int BM>` would read `template <int 64>`).
+  } else if (params_as_ == ParamsAs::defines) {
     for (const auto& [name, value] : config.params())
       a.push_back("-D" + name + "=" + value.plain());
   } else {
@@ -270,7 +291,10 @@ std::vector<std::string> CacheKeyer::argv(const Config& config, std::string_view
   }
   a.push_back("-o");
   a.push_back(keyed ? "<out>" : output.string());
-  a.push_back(keyed ? relative(manifest_.sources.at(0)) : manifest_.sources.at(0).string());
+  if (entry_)
+    a.push_back(keyed ? "<entry.cu>" : entry_unit_path(manifest_, config).string());
+  else
+    a.push_back(keyed ? relative(manifest_.sources.at(0)) : manifest_.sources.at(0).string());
   return a;
 }
 
@@ -282,9 +306,13 @@ CompileCommand CacheKeyer::compile_command(const Config& config, std::string_vie
                                            const fs::path& output_cubin) const {
   CompileCommand c;
   c.argv = argv(config, arch, output_cubin, false);
-  if (params_as_ == ParamsAs::constexpr_header) {
+  if (params_as_ == ParamsAs::constexpr_header && !entry_) {
     c.params_header = params_header_path(manifest_, config);
     c.params_header_text = params_header_text(config);
+  }
+  if (entry_) {
+    c.entry_unit = entry_unit_path(manifest_, config);
+    c.entry_unit_text = entry_->unit_text(config, manifest_.sources.at(0).string());
   }
   return c;
 }
@@ -301,11 +329,19 @@ CacheKey CacheKeyer::key(const Config& config, std::string_view arch) const {
   for (const auto& a : keyed)
     h.update_field(a);
   k.inputs.emplace_back("argv", shell_join(keyed));
-  if (params_as_ == ParamsAs::constexpr_header) {
+  if (params_as_ == ParamsAs::constexpr_header && !entry_) {
     std::string text = params_header_text(config);
     h.update_field("params_header");
     h.update_field(text);
     k.inputs.emplace_back("params_header", text);
+  }
+  if (entry_) {
+    // As keyed: the source named relative to project_root, so the key does not depend on the
+    // checkout path (the unit warm writes includes it by absolute path).
+    std::string text = entry_->unit_text(config, relative(manifest_.sources.at(0)));
+    h.update_field("entry_unit");
+    h.update_field(text);
+    k.inputs.emplace_back("entry_unit", text);
   }
   h.update_field("files");
   h.update_field(std::to_string(files_.size()));
@@ -326,6 +362,7 @@ CompileCommand compile_command(const Manifest& manifest, const Space& space, con
                                std::string_view arch, const fs::path& output_cubin) {
   // The argument vector needs no include scan and no toolchain: skip both.
   CacheKeyer keyer(manifest, space.params_as(), std::string(), CacheKeyer::NoScan{});
+  keyer.entry_ = template_of(manifest, space);
   return keyer.compile_command(config, arch, output_cubin);
 }
 
@@ -337,7 +374,7 @@ std::vector<std::string> nvcc_argv(const Manifest& manifest, const Space& space,
 
 CacheKey compute_cache_key(const Manifest& manifest, const Space& space, const Config& config,
                            std::string_view arch) {
-  return CacheKeyer(manifest, space.params_as()).key(config, arch);
+  return CacheKeyer(manifest, space).key(config, arch);
 }
 
 }  // namespace tune

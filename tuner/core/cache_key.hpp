@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <tuner/core/config.hpp>
+#include <tuner/core/entry_template.hpp>
 #include <tuner/core/manifest.hpp>
 #include <tuner/core/space.hpp>
 
@@ -31,6 +32,10 @@ struct CompileCommand {
   /// writes (text below) before running argv. Empty with params_as = "defines".
   std::optional<std::filesystem::path> params_header;
   std::string params_header_text;
+  /// With a template entry: the generated translation unit argv compiles instead of the source
+  /// (entry_template.hpp), which the caller writes (text below) before running argv.
+  std::optional<std::filesystem::path> entry_unit;
+  std::string entry_unit_text;
 };
 
 /// A candidate's cache key and what went into it.
@@ -41,7 +46,8 @@ struct CacheKey {
   /// in this tree, for depfiles.
   std::vector<std::filesystem::path> dependencies;
   /// Every input, in digest order, for `tuner key --explain`: ("schema", tag), ("argv", the
-  /// keyed vector, shell-quoted), ("params_header", text) with constexpr params, ("file",
+  /// keyed vector, shell-quoted), ("params_header", text) with constexpr params,
+  /// ("entry_unit", the generated unit as keyed) with a template entry, ("file",
   /// "<name> <sha256>") per file, ("toolchain", fingerprint).
   std::vector<std::pair<std::string, std::string>> inputs;
 };
@@ -85,10 +91,16 @@ std::string source_hash(const Manifest& manifest);
 /// the toolchain fingerprint are read once, at construction.
 class CacheKeyer {
  public:
-  /// Throws as compute_cache_key does.
+  /// Throws as compute_cache_key does. Without the space there is no template entry: callers
+  /// that have the space pass it (below).
   CacheKeyer(Manifest manifest, ParamsAs params_as);
   /// With an explicit fingerprint instead of running nvcc (tests, and callers that have one).
   CacheKeyer(Manifest manifest, ParamsAs params_as, std::string toolchain_fingerprint);
+  /// With the space: its params_as and the kernel's template entry (kernel_entry_template);
+  /// a bad template entry throws tune::input_error.
+  CacheKeyer(Manifest manifest, const Space& space);
+  /// As above, with an explicit fingerprint.
+  CacheKeyer(Manifest manifest, const Space& space, std::string toolchain_fingerprint);
 
   CompileCommand compile_command(const Config& config, std::string_view arch,
                                  const std::filesystem::path& output_cubin) const;
@@ -100,6 +112,8 @@ class CacheKeyer {
   /// The source and every project header it includes, the source first, headers by name.
   const std::vector<KeyedFile>& files() const noexcept { return files_; }
   const std::string& toolchain() const noexcept { return toolchain_; }
+  /// The kernel's template entry, when it has one.
+  const std::optional<EntryTemplate>& entry_template() const noexcept { return entry_; }
 
  private:
   friend CompileCommand compile_command(const Manifest&, const Space&, const Config&,
@@ -112,6 +126,7 @@ class CacheKeyer {
 
   Manifest manifest_;
   ParamsAs params_as_;
+  std::optional<EntryTemplate> entry_;
   std::string toolchain_;
   std::vector<KeyedFile> files_;
 };

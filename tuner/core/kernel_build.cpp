@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <tuner/core/entry_template.hpp>
 #include <tuner/core/text.hpp>
 
 namespace tune {
@@ -11,6 +12,8 @@ result<KernelBuild> load_kernel_build(const std::filesystem::path& manifest_path
   if (!m) return fail(m.error());
   result<Space> s = Space::load(m->space);
   if (!s) return fail(s.error());
+  // A bad template entry is bad input here, before any cache key needs it.
+  if (auto t = kernel_entry_template(*m, *s); !t) return fail(t.error());
   return KernelBuild{std::move(*m), std::move(*s)};
 }
 

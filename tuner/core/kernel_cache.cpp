@@ -200,6 +200,7 @@ void to_json(json& j, const CacheEntry& e) {
            {"config_id", e.config_id},
            {"argv", e.argv},
            {"dependencies", e.dependencies}};
+  if (!e.entry_symbol.empty()) j["entry_symbol"] = e.entry_symbol;
 }
 
 void from_json(const json& j, CacheEntry& e) {
@@ -221,6 +222,7 @@ void from_json(const json& j, CacheEntry& e) {
   e.config_id = j.at("config_id").get<std::string>();
   e.argv = j.at("argv").get<std::vector<std::string>>();
   e.dependencies = j.at("dependencies").get<std::vector<std::string>>();
+  e.entry_symbol = j.value("entry_symbol", std::string());
 }
 
 fs::path effective_cache_dir(const fs::path& configured) {
@@ -368,14 +370,25 @@ CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest
   entry.compiler_output = run.out;
 
   const auto functions = parse_ptxas_resources(run.out);
-  if (auto it = functions.find(request.entry); it != functions.end()) entry.resources = it->second;
+  std::string entry_name = request.entry;
+  std::optional<std::string> no_instance;
+  if (request.entry_template) {
+    std::vector<std::string> names;
+    for (const auto& f : functions)
+      names.push_back(f.first);
+    result<std::string> symbol = request.entry_template->pick_symbol(names);
+    if (symbol)
+      entry.entry_symbol = entry_name = *symbol;
+    else
+      no_instance = symbol.error().message;
+  }
+  if (auto it = functions.find(entry_name); it != functions.end()) entry.resources = it->second;
 
   std::optional<std::string> over;
   if (const auto limits = arch_limits(request.arch)) {
     // The entry first, then the other functions of the module in name order: any function over
     // the limits makes the module unloadable.
-    if (entry.resources)
-      over = exceeded_limit(request.entry, *entry.resources, *limits, request.arch);
+    if (entry.resources) over = exceeded_limit(entry_name, *entry.resources, *limits, request.arch);
     for (auto it = functions.begin(); !over && it != functions.end(); ++it)
       over = exceeded_limit(it->first, it->second, *limits, request.arch);
   }
@@ -396,7 +409,10 @@ CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest
     entry.status = CacheStatus::failed;
     entry.reason =
         fmt::format("the compiler exited with status 0 but wrote no cubin to '{}'", out.string());
-  } else if (auto missing = missing_entry_problem(out, request.entry)) {
+  } else if (no_instance) {
+    entry.status = CacheStatus::failed;
+    entry.reason = *no_instance;
+  } else if (auto missing = missing_entry_problem(out, entry_name)) {
     entry.status = CacheStatus::failed;
     entry.reason = *missing;
   } else {

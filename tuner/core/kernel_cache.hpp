@@ -15,6 +15,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <tuner/core/entry_template.hpp>
+
 namespace tune {
 
 /// Version of the cache entry's JSON; readers treat any other version as a miss.
@@ -93,6 +95,14 @@ struct CacheEntry {
   std::string config_id;
   std::vector<std::string> argv;          ///< the compiler argument vector as keyed
   std::vector<std::string> dependencies;  ///< the files that produced the key, as named in it
+  /// With a template entry: the instance's lowered name in the cubin (what the harness and the
+  /// embedded winners look the function up by). Empty, and not written, otherwise.
+  std::string entry_symbol;
+
+  /// The function to look up in the cubin: entry_symbol when set, else `entry`.
+  std::string function_name(const std::string& entry) const {
+    return entry_symbol.empty() ? entry : entry_symbol;
+  }
 
   /// Whether the candidate can be loaded (status ok).
   bool valid() const noexcept { return status == CacheStatus::ok; }
@@ -150,6 +160,9 @@ struct CompileRequest {
   std::string arch;
   std::string config_id;
   std::string entry;  ///< the entry function whose resources the cache entry keeps
+  /// A template entry: the entry is the one instance of it ptxas compiled (its lowered name
+  /// becomes the entry's entry_symbol); a module with none or several is `failed`.
+  std::optional<EntryTemplate> entry_template;
   std::vector<std::string> argv_keyed;    ///< stored in the entry (paths as keyed)
   std::vector<std::string> dependencies;  ///< stored in the entry
   /// The argument vector to run, writing the cubin to the given path.

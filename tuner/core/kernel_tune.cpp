@@ -177,7 +177,7 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
   if (!configs) return fail(configs.error());
   const Toolchain toolchain = manifest_toolchain(manifest);
   std::vector<std::string> keys;
-  CacheKeyer keyer(manifest, space.params_as(), toolchain.fingerprint());
+  CacheKeyer keyer(manifest, space, toolchain.fingerprint());
   for (const Config& c : *configs)
     keys.push_back(keyer.key(c, job.arch).digest);
   const std::string pruned_hash = Space::pruned_space_hash(*configs);

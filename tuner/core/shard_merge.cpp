@@ -181,7 +181,7 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
   result<std::vector<Config>> configs = space.configs(job.bucket);
   if (!configs) return fail(configs.error());
   const Toolchain toolchain = manifest_toolchain(job.build.manifest);
-  CacheKeyer keyer(job.build.manifest, space.params_as(), toolchain.fingerprint());
+  CacheKeyer keyer(job.build.manifest, space, toolchain.fingerprint());
   std::map<std::string, std::string> key_of;
   for (const Config& c : *configs)
     key_of.emplace(c.id(), keyer.key(c, job.arch).digest);

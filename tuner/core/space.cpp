@@ -105,6 +105,10 @@ std::string Space::meaning_hash() const {
                 {"max_reps", bench_.max_reps},
                 {"clear_l2", bench_.clear_l2}};
   if (!bench_.preset.empty()) j["bench"]["preset"] = bench_.preset;  // hashed only when given
+  // Hashed only when declared, so that spaces without a template entry keep their hash.
+  if (entry_template_) j["entry"]["template"] = *entry_template_;
+  for (const auto& [param, map] : entry_maps_)
+    j["entry"]["map"][param] = map;
   return sha256_hex("tune-space/1\n" + j.dump());
 }
 

@@ -5,8 +5,8 @@
 // The rules `Space::load` enforces, beyond TOML syntax:
 // - top level: `schema = 1` and `kernel` are required; `prune`, `require`, `params_as`,
 //   `[params]` (required, at least one param), `[[configs]]`, `[[buckets]]`, `[search]` and
-//   `[bench]` are optional; any other key or table is an error. `schema`, `kernel`, `prune`,
-//   `require` and `params_as` are reserved and cannot be param names.
+//   `[bench]` and `[entry]` are optional; any other key or table is an error. `schema`, `kernel`,
+//   `prune`, `require` and `params_as` are reserved and cannot be param names.
 // - names: params and shape names are C identifiers (`[A-Za-z_][A-Za-z0-9_]*`); a shape name
 //   may not also be a param (prune expressions would read the param). The kernel name is
 //   `[A-Za-z0-9_.-]+`, not starting with '.'. String values of params and configs hold only
@@ -24,6 +24,9 @@
 // - [search]: `strategy = "grid"` (the only one so far), `budget_s` and `timeout_s` positive
 //   numbers. [bench]: `warmup_ms` >= 0, `rep_ms` > 0, 1 <= `min_reps` <= `max_reps`,
 //   `clear_l2` a boolean. `params_as` is "defines" (the default) or "constexpr".
+// - [entry]: `template` (a template entry such as `k<{BM}, {LAYOUT}>`, entry_template.hpp,
+//   whose placeholders name params) and `[entry.map.<PARAM>]` tables mapping every value of a
+//   string param to its C++ text (`row = "Layout::Row"`).
 // - the size (the product plus the explicit configs not in it) is computed before enumerating
 //   and a space over `max_space_configs` is refused with its size.
 // Every diagnostic names the file, line and column (1-based, in characters) and what was
@@ -32,6 +35,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -144,6 +148,14 @@ class Space {
   ParamsAs params_as() const noexcept { return params_as_; }
   /// The explicit [[configs]] entries, in declaration order.
   const std::vector<Config>& explicit_configs() const noexcept { return explicit_; }
+  /// `[entry] template`: the kernel's template entry (entry_template.hpp), when declared here.
+  const std::optional<std::string>& entry_template() const noexcept { return entry_template_; }
+  /// Where `[entry] template` (its string) is in the file.
+  SourcePos entry_template_pos() const noexcept { return entry_template_pos_; }
+  /// `[entry.map.<PARAM>]`: per string param, each value's C++ text in the template entry.
+  const std::map<std::string, std::map<std::string, std::string>>& entry_maps() const noexcept {
+    return entry_maps_;
+  }
 
   /// The bucket named exactly `name`, or nullptr.
   const Bucket* bucket(std::string_view name) const;
@@ -199,6 +211,9 @@ class Space {
   SearchSettings search_;
   BenchSettings bench_;
   ParamsAs params_as_ = ParamsAs::defines;
+  std::optional<std::string> entry_template_;
+  SourcePos entry_template_pos_;
+  std::map<std::string, std::map<std::string, std::string>> entry_maps_;
   std::string space_hash_;
 };
 

@@ -27,7 +27,7 @@ namespace {
 constexpr std::string_view reserved_names[] = {"schema", "kernel", "prune", "require", "params_as"};
 constexpr std::string_view top_level_keys[] = {"schema",    "kernel", "prune",   "require",
                                                "params_as", "params", "configs", "buckets",
-                                               "search",    "bench"};
+                                               "search",    "bench",  "entry"};
 
 bool is_kernel_name(std::string_view s) {
   if (s.empty() || s[0] == '.') return false;
@@ -95,8 +95,9 @@ const TomlEntry* SpaceParser::find_top(std::string_view key) const {
 bool SpaceParser::read(const toml::table& root) {
   top = in_order(root);
   return check_top_level_keys() && check_reserved() && read_schema() && read_kernel() &&
-         read_params() && read_configs() && read_params_as() && read_buckets() && read_prune() &&
-         read_search() && read_bench() && check_size() && enumerate() && read_require();
+         read_params() && read_configs() && read_params_as() && read_entry() && read_buckets() &&
+         read_prune() && read_search() && read_bench() && check_size() && enumerate() &&
+         read_require();
 }
 
 bool SpaceParser::check_top_level_keys() {
@@ -109,8 +110,8 @@ bool SpaceParser::check_top_level_keys() {
                                                           : fmt::format("key '{}'", e.key);
     return error(e.key_pos,
                  fmt::format("unknown top-level {} (expected schema, kernel, prune, require, "
-                             "params_as, [params], [[configs]], [[buckets]], [search] or "
-                             "[bench]){}",
+                             "params_as, [params], [[configs]], [[buckets]], [search], "
+                             "[bench] or [entry]){}",
                              what, did_you_mean(e.key, top_level_keys)));
   }
   return true;

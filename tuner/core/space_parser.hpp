@@ -78,6 +78,8 @@ struct SpaceParser {
   bool read_schema();
   bool read_kernel();
   bool read_params_as();
+  // space_parser_entry.cpp
+  bool read_entry();
   const Param* param(std::string_view name) const;
   std::vector<std::string> param_names() const;
   bool read_params();

@@ -33,7 +33,7 @@ namespace {
 template <typename Check>
 result<Verification> with_workspace(const KernelBuild& build, std::string_view arch,
                                     Check&& check) {
-  CacheKeyer keyer(build.manifest, build.space.params_as());
+  CacheKeyer keyer(build.manifest, build.space);
   result<Workspace> w = current_workspace(build.manifest, build.space, arch, keyer.toolchain());
   if (!w) return fail(w.error());
   std::string a(arch);

@@ -43,6 +43,7 @@ struct DriverApi {
   X(cuDevicePrimaryCtxRelease) \
   X(cuCtxSetCurrent)           \
   X(cuCtxGetCurrent)           \
+  X(cuCtxGetDevice)            \
   X(cuCtxPushCurrent)          \
   X(cuCtxPopCurrent)           \
   X(cuCtxSynchronize)          \

@@ -219,8 +219,11 @@ class Worker {
     p.module = load_kernel(ctx_, cache_dir_, candidate.key);
     if (times) times->load_ms = ms_since(t0);
     t0 = std::chrono::steady_clock::now();
-    SetupContext setup(ctx_, p.module, build_.manifest.entry, bucket_.name, bucket_.shape,
-                       candidate.config, ctx_.stream());
+    // A template entry's instance goes by its lowered name, which warm kept in the entry.
+    const std::optional<CacheEntry> entry = KernelCache(cache_dir_).lookup(candidate.key);
+    SetupContext setup(ctx_, p.module,
+                       entry ? entry->function_name(build_.manifest.entry) : build_.manifest.entry,
+                       bucket_.name, bucket_.shape, candidate.config, ctx_.stream());
     if (h.prepare != nullptr) {
       for (const auto& reset : fixture_.resets)
         reset();
