@@ -232,7 +232,7 @@ fi
 t0=$(date +%s)
 if want pipeline; then
   if CUDA_VISIBLE_DEVICES=$device TUNE_TOMLPP_INCLUDE_DIR=$tomlpp TUNE_EIGEN_INCLUDE_DIR=$eigen \
-      timeout 560 bench/pipeline/run.sh --build "$build" --out "$out/pipeline" \
+      timeout 560 bench/pipeline/run.sh --build "$build" --out "$out/pipeline" ${GPU_CHECK_PIPELINE_ARGS:-} \
       > "$out/pipeline.log" 2>&1; then
     note pipeline ok "$(seconds "$t0") s, $(grep -h 'cold / max' "$out/pipeline.log" | xargs)"
   else

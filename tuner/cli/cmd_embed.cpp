@@ -14,6 +14,7 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/atomic_file.hpp>
+#include <tuner/core/compile_request.hpp>
 #include <tuner/core/hash.hpp>
 #include <tuner/core/json_text.hpp>
 #include <tuner/core/remote_store.hpp>
@@ -110,7 +111,7 @@ std::optional<Image> find_image(const KernelBuild& build, const CacheKeyer& keye
   const Manifest& m = build.manifest;
   const CacheKey key = keyer.key(config, arch);
   const CompileOutcome outcome = compile_with_store(
-      cache, nullptr, warm_request(m, keyer, config, arch, key, deps), m.compile_log);
+      cache, nullptr, compile_request(m, keyer, config, arch, key, deps), m.compile_log);
   if (!outcome.entry.valid()) {
     fmt::print(stderr, "tuner embed: error: {} {} {}: the config '{}' is invalid ({}): {}\n",
                m.kernel, arch, bucket, config.id(), to_string(outcome.entry.status),

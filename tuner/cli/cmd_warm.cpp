@@ -16,6 +16,7 @@
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/atomic_file.hpp>
 #include <tuner/core/cache_key.hpp>
+#include <tuner/core/compile_request.hpp>
 #include <tuner/core/entry_template.hpp>
 #include <tuner/core/json_text.hpp>
 #include <tuner/core/kernel_build.hpp>
@@ -175,7 +176,7 @@ int run_warm(const WarmOptions& opt) {
     for (const Config& config : configs) {
       const CacheKey key = keyer.key(config, arch);
       const CompileRequest request =
-          warm_request(manifest, keyer, config, arch, key, dependency_names);
+          compile_request(manifest, keyer, config, arch, key, dependency_names);
       const CompileOutcome outcome =
           compile_with_store(cache, remote.get(), request, manifest.compile_log);
       ++(outcome.compiled ? compiled : cached);
@@ -235,29 +236,6 @@ int run_warm(const WarmOptions& opt) {
 }
 
 }  // namespace
-
-CompileRequest warm_request(const Manifest& manifest, const CacheKeyer& keyer, const Config& config,
-                            const std::string& arch, const CacheKey& key,
-                            const std::vector<std::string>& dependency_names) {
-  CompileRequest request;
-  request.key = key.digest;
-  request.key_schema = key.schema;
-  request.arch = arch;
-  request.config_id = config.id();
-  request.entry = manifest.entry;
-  request.entry_template = keyer.entry_template();
-  request.argv_keyed = keyer.keyed_argv(config, arch);
-  request.dependencies = dependency_names;
-  // Copies: the request may outlive the caller's loop variables.
-  request.command = [&keyer, config, arch](const fs::path& output) {
-    CompileCommand command = keyer.compile_command(config, arch, output);
-    if (command.params_header)
-      write_file_atomic(*command.params_header, command.params_header_text);
-    if (command.entry_unit) write_file_atomic(*command.entry_unit, command.entry_unit_text);
-    return command.argv;
-  };
-  return request;
-}
 
 void add_warm_command(CLI::App& app, Run& run) {
   auto opt = std::make_shared<WarmOptions>();

@@ -45,12 +45,6 @@ void add_slurm_command(CLI::App& app, Run& run);
 void add_export_command(CLI::App& app, Run& run);
 void add_embed_command(CLI::App& app, Run& run);
 
-/// The compile of one candidate as warm runs it (cmd_warm.cpp): `tuner embed` rebuilds a
-/// winner missing from the cache through the same request. `keyer` must outlive the request.
-CompileRequest warm_request(const Manifest& manifest, const CacheKeyer& keyer, const Config& config,
-                            const std::string& arch, const CacheKey& key,
-                            const std::vector<std::string>& dependency_names);
-
 /// What `tuner run` is asked to do (`tuner tune` asks the same after its warm).
 struct RunOptions {
   std::string manifest;

@@ -1,3 +1,4 @@
+#include <tuner/core/compile_request.hpp>
 #include <tuner/core/kernel_tune.hpp>
 
 #include <algorithm>
@@ -54,21 +55,10 @@ std::optional<std::string> compile_candidate(const KernelCache& cache, const Cac
                                              const Manifest& manifest, const Config& config,
                                              const std::string& arch) {
   const CacheKey key = keyer.key(config, arch);
-  CompileRequest request;
-  request.key = key.digest;
-  request.key_schema = key.schema;
-  request.arch = arch;
-  request.config_id = config.id();
-  request.entry = manifest.entry;
-  request.argv_keyed = keyer.keyed_argv(config, arch);
+  std::vector<std::string> dependencies;
   for (const KeyedFile& f : keyer.files())
-    request.dependencies.push_back(f.name);
-  request.command = [&](const fs::path& output) {
-    CompileCommand command = keyer.compile_command(config, arch, output);
-    if (command.params_header)
-      write_file_atomic(*command.params_header, command.params_header_text);
-    return command.argv;
-  };
+    dependencies.push_back(f.name);
+  const CompileRequest request = compile_request(manifest, keyer, config, arch, key, dependencies);
   const CompileOutcome outcome = compile_into_cache(cache, request, manifest.compile_log);
   if (outcome.entry.valid()) return std::nullopt;
   return outcome.entry.reason.empty() ? std::string(to_string(outcome.entry.status))
