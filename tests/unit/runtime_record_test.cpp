@@ -27,15 +27,17 @@ TEST(RunTimeRecord, AppliesToItsKernelAndArchWithDriftAsWarnings) {
 }
 
 TEST(RunTimeRecord, AnotherKernelArchOrSchemaIsAnError) {
-  result<RunTimeRecord> arch = check_for_run_time(record(), {"tile", "sm_80"}, "tile.json");
+  result<RunTimeRecord> arch =
+      check_for_run_time(record(), {"tile", "sm_80", std::nullopt, std::nullopt}, "tile.json");
   ASSERT_FALSE(arch);
   EXPECT_EQ(arch.error().str(),
             "tile.json: error: the record was tuned for sm_90, the device is sm_80: ship a "
             "record of sm_80");
-  EXPECT_FALSE(check_for_run_time(record(), {"gemm", "sm_90"}, "tile.json"));
+  EXPECT_FALSE(
+      check_for_run_time(record(), {"gemm", "sm_90", std::nullopt, std::nullopt}, "tile.json"));
   Record old = record();
   old.schema_version = 0;
-  EXPECT_FALSE(check_for_run_time(old, {"tile", "sm_90"}, "tile.json"));
+  EXPECT_FALSE(check_for_run_time(old, {"tile", "sm_90", std::nullopt, std::nullopt}, "tile.json"));
 }
 
 TEST(EmbeddedImages, FindsTheDeviceImageOrSaysWhatIsRecorded) {
