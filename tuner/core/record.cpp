@@ -1,3 +1,6 @@
+// longer than 500 lines because it holds the record's reading, writing and state checks,
+// which share the field helpers below; the checks (check_identity onwards) are the part to move
+// out when it grows again.
 #include <tuner/core/record.hpp>
 
 #include <algorithm>
