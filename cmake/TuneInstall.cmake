@@ -43,6 +43,7 @@ set(_tune_public_core_headers
   bucket_name.hpp
   bucket_result.hpp
   cache_key.hpp
+  compile_ahead.hpp
   config.hpp
   exit_codes.hpp
   expr.hpp
@@ -57,6 +58,7 @@ set(_tune_public_core_headers
   kernel_cache.hpp
   kernel_tune.hpp
   manifest.hpp
+  overhead.hpp
   record.hpp
   remote_store.hpp
   result.hpp
