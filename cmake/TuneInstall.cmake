@@ -47,6 +47,7 @@ set(_tune_public_core_headers
   bucket_name.hpp
   bucket_result.hpp
   cache_key.hpp
+  compile_ahead.hpp
   config.hpp
   entry_template.hpp
   exit_codes.hpp
@@ -62,6 +63,7 @@ set(_tune_public_core_headers
   kernel_cache.hpp
   kernel_tune.hpp
   manifest.hpp
+  overhead.hpp
   record.hpp
   remote_store.hpp
   result.hpp
