@@ -48,7 +48,9 @@ set(_tune_public_core_headers
   bucket_result.hpp
   cache_key.hpp
   compile_ahead.hpp
+  compile_request.hpp
   config.hpp
+  elf_symbols.hpp
   entry_template.hpp
   exit_codes.hpp
   expr.hpp
@@ -59,6 +61,7 @@ set(_tune_public_core_headers
   html_plot.hpp
   input_limits.hpp
   json_text.hpp
+  json_position.hpp
   kernel_build.hpp
   kernel_cache.hpp
   kernel_tune.hpp
@@ -73,6 +76,7 @@ set(_tune_public_core_headers
   shard_merge.hpp
   safe_file.hpp
   space.hpp
+  space_checks.hpp
   stop_signals.hpp
   store.hpp
   strategy.hpp
