@@ -41,8 +41,9 @@ tune::Launch setup(tune::SetupContext& ctx, Stream& f) {
   const tune::DeviceBuffer<float> x = f.x, out = f.out;
   stream.launch(grid, threads, 0, ctx.stream(), n, x, out);
   f.bad.upload(std::vector<unsigned>{0});
-  ctx.module().function("stream_check").launch(1024u, 256u, 0, ctx.stream(), n, out, f.ref, 1e-6f,
-                                                f.bad);
+  ctx.module()
+      .function("stream_check")
+      .launch(1024u, 256u, 0, ctx.stream(), n, out, f.ref, 1e-6f, f.bad);
   const unsigned bad = f.bad.download()[0];
   if (bad != 0) throw tune::check_error("'out' is wrong in " + std::to_string(bad) + " elements");
   return [=](CUstream s) { stream.launch(grid, threads, 0, s, n, x, out); };
