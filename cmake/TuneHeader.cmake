@@ -48,6 +48,26 @@ cmake_policy(VERSION 3.25...4.4)
 # _tune_header_remember(<name> <manifest> <space> <source> <tool> <tool-depends> <records>):
 # called by tune_add_kernel; keeps what the header step needs. <records> is the list of record
 # files, one per architecture (_tune_record_paths in TuneKernel.cmake).
+# Sets `out` to the records of `records` that exist, the Ninja dependencies of a step that reads
+# them. A record that does not exist yet cannot be a dependency (nothing makes it); its folder
+# (or the nearest existing parent) is watched instead, so that creating the record re-runs the
+# configure, which then depends on it.
+function(_tune_record_depends records out)
+  set(depends)
+  foreach(r IN LISTS records)
+    if(EXISTS "${r}")
+      list(APPEND depends "${r}")
+    else()
+      cmake_path(GET r PARENT_PATH dir)
+      while(NOT EXISTS "${dir}")
+        cmake_path(GET dir PARENT_PATH dir)
+      endwhile()
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${dir}")
+    endif()
+  endforeach()
+  set(${out} "${depends}" PARENT_SCOPE)
+endfunction()
+
 function(_tune_header_remember name manifest space source tool tool_depends records)
   foreach(field manifest space source tool tool_depends records)
     set_property(GLOBAL PROPERTY _TUNE_KERNEL_${name}_${field} "${${field}}")
@@ -111,21 +131,7 @@ function(tune_generate_header name)
     get_property(${field} GLOBAL PROPERTY _TUNE_KERNEL_${name}_${field})
   endforeach()
 
-  # A record that does not exist yet cannot be a Ninja dependency (nothing makes it); its
-  # folder (or the nearest existing parent) is watched instead, so that creating the record
-  # re-runs the configure, which then depends on it.
-  set(depends)
-  foreach(r IN LISTS records)
-    if(EXISTS "${r}")
-      list(APPEND depends "${r}")
-    else()
-      cmake_path(GET r PARENT_PATH dir)
-      while(NOT EXISTS "${dir}")
-        cmake_path(GET dir PARENT_PATH dir)
-      endwhile()
-      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${dir}")
-    endif()
-  endforeach()
+  _tune_record_depends("${records}" depends)
   set(ns_args)
   if(DEFINED arg_NAMESPACE)
     set(ns_args --namespace "${arg_NAMESPACE}")
