@@ -64,6 +64,13 @@ tune_kernel() {  # kernel, label, extra tuner run arguments...
   fresh_logs "$k"
   "$tuner" run --manifest "$(manifest "$k")" "$@" > "$out/$label.log" 2>&1 || true
   "$tuner" show "$b/tune/$k/$arch/"*.trials.jsonl > "$out/$label.show.txt" 2>&1 || true
+  # A tune whose candidates all failed has no figures to give: say so rather than print ratios
+  # of compile errors.
+  if ! grep -q '"state":"measured"' "$b/tune/$k/$arch/"*.trials.jsonl 2>/dev/null; then
+    echo "run.sh: $label: no candidate was measured; see $out/$label.log and $label.show.txt" >&2
+    sed -n '1,12p' "$out/$label.show.txt" >&2
+    exit 1
+  fi
 }
 
 # 1. Overhead with and without a fixture.
@@ -107,6 +114,8 @@ if (( regret )); then
     printf '\n[bench]\npreset = "quick"\n' >> "$src/$k.toml"
   done
   cmake "${args[@]}" >> "$out/configure.log" 2>&1
+  # Step 2 emptied the kernel cache: warm both again, so that the quick tunes measure only.
+  cmake --build "$b" --target "warm.stream.$arch" "warm.compute.$arch" >> "$out/warm_quick.log" 2>&1
   for k in stream compute; do
     t0=$(now)
     tune_kernel "$k" "$k.quick"

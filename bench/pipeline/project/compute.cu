@@ -14,6 +14,8 @@
 #define ILP 1
 #endif
 #define ITER 1024
+// `#pragma unroll` takes a constant expression, not a macro (nvcc does not expand it there).
+constexpr int kUnroll = UNROLL;
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
     compute(int n, const float* in, float* out, float c) {
@@ -25,7 +27,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
       const int i = base + (k0 + j) * BLOCK;
       x[j] = (k0 + j < ITEMS && i < n) ? in[i] : 0.0f;
     }
-#pragma unroll UNROLL
+#pragma unroll kUnroll
     for (int t = 0; t < ITER; ++t)
 #pragma unroll
       for (int j = 0; j < ILP; ++j)
