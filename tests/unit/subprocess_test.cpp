@@ -1,10 +1,13 @@
 #include <tuner/core/subprocess.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -152,3 +155,22 @@ TEST(RunCapturedTest, AProgramThatCannotRunIsAnError) {
 
 }  // namespace
 }  // namespace tune
+
+// Commands run from several threads at once (compile-ahead's compiles beside the search's
+// workers): one command's end, which kills the orphans of its group, must never take another
+// thread's just-started child for an orphan and reap its exit status from under it.
+TEST(RunCapturedTest, CommandsOnSeveralThreadsEachKeepTheirExitStatus) {
+  constexpr int threads = 6, runs = 40;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (int i = 0; i < runs; ++i) {
+        const tune::Captured c = tune::run_captured({"sh", "-c", "exit 3"}, {});
+        if (c.status.signaled || c.status.code != 3) ++wrong;
+      }
+    });
+  for (auto& t : pool)
+    t.join();
+  EXPECT_EQ(wrong.load(), 0) << "of " << threads * runs << " commands";
+}

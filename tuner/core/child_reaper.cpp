@@ -23,12 +23,17 @@ namespace tune::detail {
 // The children this process started and still owns (commands, watchers, attached children).
 // Any other child is an orphan of one of them, adopted through PR_SET_CHILD_SUBREAPER.
 namespace {
+std::mutex spawn_mutex;
 std::mutex owned_mutex;
 std::set<pid_t>& owned() {
   static std::set<pid_t> pids;
   return pids;
 }
 }  // namespace
+
+std::unique_lock<std::mutex> lock_spawns() {
+  return std::unique_lock<std::mutex>(spawn_mutex);
+}
 
 void own(pid_t pid) {
   const std::lock_guard<std::mutex> guard(owned_mutex);
@@ -94,6 +99,7 @@ std::vector<pid_t> children_of_this_process() {
 // measured command or worker left running outside its process group (setsid), adopted by
 // become_subreaper when its parent died. Killing one may orphan its own children, hence rounds.
 void kill_orphans() {
+  const auto no_spawns = lock_spawns();
   for (int round = 0; round < 100; ++round) {
     std::vector<pid_t> orphans;
     {

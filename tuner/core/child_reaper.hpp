@@ -7,8 +7,15 @@
 
 #include <sys/types.h>
 
+#include <mutex>
+
 namespace tune::detail {
 
+/// Held from just before a fork until its child is owned: kill_orphans, which may run on another
+/// thread (a compile-ahead compile ending while the search starts a worker), takes it too, so it
+/// never sees a child that has left this process's group but is not owned yet, kills it and
+/// reaps its status from under its Subprocess.
+[[nodiscard]] std::unique_lock<std::mutex> lock_spawns();
 /// Notes `pid` as a child this process started (never killed as an orphan).
 void own(pid_t pid);
 /// Forgets `pid` (reaped).

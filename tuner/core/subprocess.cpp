@@ -96,6 +96,7 @@ Subprocess::Subprocess(std::vector<std::string> argv, const SpawnOptions& option
   }
 
   const pid_t parent = ::getpid();
+  auto spawning = detail::lock_spawns();
   pid_ = ::fork();
   if (pid_ < 0) throw error(fmt::format("fork: {}", std::strerror(errno)));
   if (pid_ == 0) {
@@ -117,6 +118,8 @@ Subprocess::Subprocess(std::vector<std::string> argv, const SpawnOptions& option
     }
     ::_exit(127);
   }
+  detail::own(pid_);
+  spawning.unlock();
   ::close(status_pipe[1]);
   int why = 0;
   ssize_t got;
@@ -128,20 +131,22 @@ Subprocess::Subprocess(std::vector<std::string> argv, const SpawnOptions& option
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
+    detail::disown(pid_);
     for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]})
       ::close(fd);
     pid_ = -1;
     throw error(fmt::format("cannot run '{}': {}", argv[0], std::strerror(why)));
   }
   ::setpgid(pid_, pid_);
-  detail::own(pid_);
   detail::become_subreaper();
   int life[2];
   if (::pipe2(life, O_CLOEXEC) == 0) {
+    spawning.lock();
     watcher_ = detail::start_watcher(pid_, life);
+    if (watcher_ > 0) detail::own(watcher_);
+    spawning.unlock();
     ::close(life[0]);
     if (watcher_ > 0) {
-      detail::own(watcher_);
       life_ = life[1];
     } else {
       ::close(life[1]);
