@@ -329,6 +329,31 @@ TEST(KernelCacheTest, CompileFailureIsStoredInvalidWithTheCompilerOutput) {
   EXPECT_EQ(read_text(log), "key2 BLOCK=128\n");
 }
 
+// A compiler killed by a signal (out of memory, a stop) has not judged the source: the failure
+// is reported but not cached, and the next warm compiles the candidate again.
+TEST(KernelCacheTest, ACompilerKilledByASignalIsNotCachedAsAFailure) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path() / "cache");
+  const fs::path log = tmp.path() / "compile.log";
+  const fs::path killed = tmp.path() / "killed-nvcc.sh";
+  write(killed, "#!/bin/sh\necho 'partial' > \"$1\"\nkill -9 $$\n");
+  fs::permissions(killed, fs::perms::owner_all);
+  const CompileOutcome out = compile_into_cache(cache, request_for(killed, "key5"), log);
+  EXPECT_TRUE(out.compiled);
+  EXPECT_EQ(out.entry.status, CacheStatus::failed);
+  EXPECT_EQ(
+      out.entry.reason,
+      "the compiler was killed by signal SIGKILL (not cached: the next warm compiles it again)");
+  EXPECT_EQ(cache.lookup("key5"), std::nullopt);
+  EXPECT_FALSE(fs::exists(cache.cubin_path("key5")));
+  EXPECT_FALSE(fs::exists(cache.temp_path("key5", ".cubin")));
+
+  const fs::path good = fake_compiler(tmp.path(), ptxas_13, "CUBIN-BYTES", 0);
+  const CompileOutcome again = compile_into_cache(cache, request_for(good, "key5"), log);
+  EXPECT_TRUE(again.compiled);
+  EXPECT_EQ(again.entry.status, CacheStatus::ok);
+}
+
 TEST(KernelCacheTest, OverLimitFromPtxasIsNotACompileFailure) {
   TempDir tmp;
   const KernelCache cache(tmp.path() / "cache");

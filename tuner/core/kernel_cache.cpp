@@ -418,6 +418,14 @@ CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest
   } else {
     entry.status = CacheStatus::ok;
   }
+  // A compiler killed by a signal (out of memory, a stop) or whose status was lost has not judged
+  // the source: its failure is this run's, not the candidate's, and is not cached, so that the
+  // next warm or tune compiles it again.
+  if (entry.status == CacheStatus::failed && (run.status.signaled || run.status.code < 0)) {
+    fs::remove(out, ec);
+    entry.reason += " (not cached: the next warm compiles it again)";
+    return {std::move(entry), true};
+  }
   std::optional<fs::path> cubin;
   if (fs::exists(out, ec)) cubin = out;
   return {cache.store(std::move(entry), cubin), true};
