@@ -92,6 +92,14 @@ t0=$(now)
 tune_kernel compute compute_cold --compile-ahead
 t_cold=$(since "$t0")
 
+# The cold tune must judge the candidates as the warm one did: a compile that failed only in the
+# cold run (a lost status, a killed compiler) would make its time a measure of less work.
+invalid() { grep -c '"state":"invalid"' "$out/$1.trials.jsonl" || true; }
+if [[ "$(invalid compute_measure)" != "$(invalid compute_cold)" ]]; then
+  echo "run.sh: the cold tune has $(invalid compute_cold) invalid candidates, the warm-cache" \
+       "tune $(invalid compute_measure); see $out/compute_cold.show.txt" >&2
+  exit 1
+fi
 ratio=$(python3 -c "import sys; c,w,m=map(float,sys.argv[1:]); print(f'{c/max(w,m):.2f}')" \
         "$t_cold" "$t_warm" "$t_measure")
 {
