@@ -6,14 +6,14 @@
 #                                 [--seconds 480] [--resume DIR] [--out DIR]
 #
 # Each call: configures the build tree with TUNE_SEARCH_TABLES=ON (once), builds the kernel's
-# runner, copies the trial logs of earlier calls from --resume (default .tables/<kernel>, an
-# ignored folder to carry to the host) into the build's log folder, compiles what the kernel
-# cache lacks (`warm.<kernel>`, every core), then runs `tuner run` with the space's grid
-# strategy until it is done or --seconds pass (then SIGINT: the log keeps every finished
-# trial). The logs go back to <out>/tables/<kernel> (default $OUT), with campaign.txt, one
-# line per call (trials before and after, seconds measuring, seconds compiling); once every
-# bucket is complete the gzip'd tables (bench/search/tables/<kernel>.<bucket>.jsonl.gz, named
-# by the encoded bucket) are written beside them, to commit.
+# runner, unpacks the trial logs of earlier calls (logs.tar) from --resume (default
+# .tables/<kernel>, an ignored folder to carry to the host) into the build's log folder, compiles
+# what the kernel cache lacks (`warm.<kernel>`, every core), then runs `tuner run` with the space's
+# grid strategy until it is done or --seconds pass (then SIGINT: the log keeps every finished
+# trial). The logs go back to <out>/tables/<kernel> (default $OUT) as logs.tar, with campaign.txt,
+# one line per call (trials before and after, seconds measuring, seconds compiling); once every
+# bucket is complete the gzip'd tables (bench/search/tables/<kernel>.<bucket>.jsonl.gz, the encoded
+# bucket name with each %XX as "_") are written beside them, to commit.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -55,8 +55,10 @@ fi
 manifest="$build/tune/$kernel/manifest.json"
 logdir="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["log_dir"])' "$manifest")/sm_90"
 mkdir -p "$logdir"
-if compgen -G "$resume/*.trials.jsonl" > /dev/null; then
-  cp "$resume"/*.trials.jsonl "$logdir/"
+# The logs travel as logs.tar: a bucket's log is named by its encoded name ("n%3D4096"), which
+# file transfers may refuse.
+if [[ -f "$resume/logs.tar" ]]; then
+  tar -xf "$resume/logs.tar" -C "$logdir"
   [[ -f "$resume/campaign.txt" ]] && cp "$resume/campaign.txt" "$dest/"
 fi
 trials() { cat "$logdir"/*.trials.jsonl 2>/dev/null | grep -c '"config_id"' || true; }
@@ -74,13 +76,15 @@ if (( left > 30 )); then
 fi
 measured_s=$(( $(date +%s) - t1 ))
 after=$(trials)
-cp "$logdir"/*.trials.jsonl "$dest/" 2>/dev/null
+(cd "$logdir" && tar -cf "$dest/logs.tar" -- *.trials.jsonl) 2>/dev/null
 echo "$(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1): trials $before -> $after, compiling ${compiled_s} s, measuring ${measured_s} s, tuner run exit $rc" \
   >> "$dest/campaign.txt"
 tail -5 "$dest/run.log"
 if [[ $rc -eq 0 ]]; then
-  for log in "$dest"/*.trials.jsonl; do
-    gzip -9 -n < "$log" > "$dest/$kernel.$(basename "$log" .trials.jsonl).jsonl.gz"
+  for log in "$logdir"/*.trials.jsonl; do
+    # The bucket's encoded name with each %XX as "_": n%3D4096 -> stencil.n_4096.jsonl.gz.
+    name=$(basename "$log" .trials.jsonl | sed 's/%[0-9A-Fa-f][0-9A-Fa-f]/_/g')
+    gzip -9 -n < "$log" > "$dest/$kernel.$name.jsonl.gz"
   done
   echo "measure_table.sh: $kernel complete, $after trials; tables: $dest/*.jsonl.gz"
 else
