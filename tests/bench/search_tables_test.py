@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""The committed tables of the search benchmark (bench/search/tables/, measured on an H200) still
+match their spaces: each is unpacked and replayed by bench_search, which refuses a table with a
+config outside the space, a config of the space without a trial or a config logged twice. A space
+edited without measuring its table again fails here.
+
+Arguments: --bench <bench_search> --source <the repository> --work <scratch dir>.
+"""
+import argparse
+import gzip
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--bench", required=True)
+parser.add_argument("--source", required=True, type=Path)
+parser.add_argument("--work", required=True, type=Path)
+args = parser.parse_args()
+
+search = args.source / "bench" / "search"
+# table file -> (space, bucket)
+TABLES = {
+    "stencil.n_4096.jsonl.gz": (search / "stencil" / "stencil.toml", "n=4096"),
+    "gemm_full.skinny.jsonl.gz": (search / "gemm_full.toml", "skinny"),
+    "gemm_full.square.jsonl.gz": (search / "gemm_full.toml", "square"),
+}
+
+shutil.rmtree(args.work, ignore_errors=True)
+args.work.mkdir(parents=True)
+committed = sorted(p.name for p in (search / "tables").glob("*.jsonl.gz"))
+if committed != sorted(TABLES):
+    sys.exit(f"search_tables_test: bench/search/tables holds {committed}, the test knows "
+             f"{sorted(TABLES)}: add the new table's space and bucket to TABLES")
+
+for name, (space, bucket) in TABLES.items():
+    table = args.work / name.removesuffix(".gz")
+    table.write_bytes(gzip.decompress((search / "tables" / name).read_bytes()))
+    run = subprocess.run([args.bench, "--space", str(space), "--table", str(table), "--bucket",
+                          bucket, "--seeds", "1", "--strategies", "random",
+                          "--max-fraction", "0.05"], capture_output=True, text=True)
+    if run.returncode != 0 or "optimum" not in run.stdout:
+        sys.exit(f"search_tables_test: {name} against {space.name} bucket '{bucket}': exit "
+                 f"{run.returncode}\n{run.stdout}{run.stderr}")
+    print(f"{name}: {run.stdout.splitlines()[0]}")
+print("search_tables_test: ok")
