@@ -15,6 +15,16 @@ import consumer
 from consumer import HERE, run
 
 
+def cxx_flags_of(build):
+    """The CMAKE_CXX_FLAGS a tune build tree was configured with: a consumer of a sanitized
+    package (the asan preset's) links its instrumented static libraries only with the same
+    flags."""
+    for line in (build / "CMakeCache.txt").read_text().splitlines():
+        if line.startswith("CMAKE_CXX_FLAGS:"):
+            return line.split("=", 1)[1]
+    return ""
+
+
 class InstallTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -30,8 +40,9 @@ class InstallTest(unittest.TestCase):
         cls.install = run([consumer.ARGS.cmake, "--install", cls.tune_build, "--prefix",
                            cls.prefix])
         assert cls.install.rc == 0, cls.install
+        cls.flags = f"-DCMAKE_CXX_FLAGS={cxx_flags_of(cls.tune_build)}"
         cls.configure = run([consumer.ARGS.cmake, "-S", cls.src, "-B", cls.build, "-G", "Ninja",
-                             f"-DCMAKE_PREFIX_PATH={cls.prefix}"])
+                             f"-DCMAKE_PREFIX_PATH={cls.prefix}", cls.flags])
 
     def test_1_the_prefix_holds_the_tool_libraries_headers_and_package(self):
         for rel in ("bin/tuner", "lib/libtune_core.a", "lib/libtune_cuda.a",
@@ -119,7 +130,8 @@ class InstallTest(unittest.TestCase):
         lists.write_text(lists.read_text().replace("cmake_minimum_required(VERSION 3.25...4.4)",
                                                    "cmake_minimum_required(VERSION 3.10)"))
         r = run([consumer.ARGS.cmake, "-S", src, "-B", self.root / "old_policies_build", "-G",
-                 "Ninja", f"-DCMAKE_PREFIX_PATH={self.prefix}", "-DCMAKE_POLICY_WARNING_CMP0116=ON"])
+                 "Ninja", f"-DCMAKE_PREFIX_PATH={self.prefix}", "-DCMAKE_POLICY_WARNING_CMP0116=ON",
+                 self.flags])
         self.assertEqual(r.rc, 0, r)
         self.assertIn("-- tune: copy: 1 candidates for sm_90\n", r.stdout)
         self.assertNotIn("Policy CMP0116", r.stderr)
