@@ -95,8 +95,9 @@ class WithoutRunoff : public Objective {
   Objective& inner_;
 };
 
-BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, const Output& out,
-                       const Supervisor& objective) {
+// What every bucket's result says, measured or not: which bucket, space and device.
+BucketResult bucket_result(const BucketTune& job, const std::string& pruned_hash,
+                           const Supervisor& objective) {
   BucketResult r;
   r.kernel = job.build.manifest.kernel;
   r.bucket = job.bucket.name;
@@ -104,6 +105,13 @@ BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, co
   r.pruned_space_hash = pruned_hash;
   if (!objective.device().empty()) r.device = objective.device();
   if (!objective.driver().empty()) r.driver = objective.driver();
+  r.workers_started = objective.workers_started();
+  return r;
+}
+
+BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, const Output& out,
+                       const Supervisor& objective) {
+  BucketResult r = bucket_result(job, pruned_hash, objective);
   r.trials = out.trials.size();
   r.resumed = out.resumed;
   for (const Trial& t : out.trials)
@@ -111,7 +119,6 @@ BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, co
   r.budget_exhausted = out.budget_exhausted;
   r.incumbent_failure = out.incumbent_failure;
   r.runoff = out.runoff;
-  r.workers_started = objective.workers_started();
   if (out.best_index) {
     const Trial& t = out.trials[*out.best_index];
     const MeasuredState& m = *t.state.measured();
@@ -146,15 +153,8 @@ void start_compile_ahead(CompileAhead& ahead, const BucketTune& job,
 // The result of a bucket whose fixture failed: no trials, no winner, the fixture's message.
 BucketResult fixture_failed(const BucketTune& job, const std::string& pruned_hash,
                             const Supervisor& objective, const std::string& message) {
-  BucketResult r;
-  r.kernel = job.build.manifest.kernel;
-  r.bucket = job.bucket.name;
-  r.arch = job.arch;
-  r.pruned_space_hash = pruned_hash;
-  if (!objective.device().empty()) r.device = objective.device();
-  if (!objective.driver().empty()) r.driver = objective.driver();
+  BucketResult r = bucket_result(job, pruned_hash, objective);
   r.fixture_failure = message;
-  r.workers_started = objective.workers_started();
   return r;
 }
 
