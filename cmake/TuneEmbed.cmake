@@ -87,16 +87,7 @@ function(tune_embed_winners target)
 
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/tune_embed/${target}")
   foreach(name IN LISTS arg_KERNELS)
-    get_property(declared GLOBAL PROPERTY _TUNE_KERNEL_${name}_declared)
-    if(NOT declared)
-      get_property(kernels GLOBAL PROPERTY _TUNE_KERNELS)
-      list(JOIN kernels ", " known)
-      message(FATAL_ERROR "${fn}: no kernel '${name}' (declared: ${known}): declare it with "
-        "tune_add_kernel before tune_embed_winners")
-    endif()
-    foreach(field manifest space source tool tool_depends records)
-      get_property(${field} GLOBAL PROPERTY _TUNE_KERNEL_${name}_${field})
-    endforeach()
+    _tune_recall_kernel("${fn}" "${name}" tune_embed_winners)
     # A record that does not exist yet is no dependency (tuner embed then says how to make it).
     _tune_record_depends("${records}" depends)
     set(header "${dir}/${name}_embedded.hpp")

@@ -76,6 +76,28 @@ function(_tune_header_remember name manifest space source tool tool_depends reco
   set_property(GLOBAL APPEND PROPERTY _TUNE_KERNELS "${name}")
 endfunction()
 
+# Sets manifest, space, source, tool, tool_depends and records in the caller's scope to what
+# tune_add_kernel remembered of kernel `name`; stops the configure, naming the kernels that are
+# declared, when it is not (`caller`: the function to call after tune_add_kernel).
+function(_tune_recall_kernel fn name caller)
+  get_property(declared GLOBAL PROPERTY _TUNE_KERNEL_${name}_declared)
+  if(NOT declared)
+    get_property(kernels GLOBAL PROPERTY _TUNE_KERNELS)
+    if(kernels)
+      list(JOIN kernels ", " known)
+      set(known "declared: ${known}")
+    else()
+      set(known "none is declared yet")
+    endif()
+    message(FATAL_ERROR "${fn}: no kernel '${name}' (${known}): declare it with "
+      "tune_add_kernel before ${caller}")
+  endif()
+  foreach(field manifest space source tool tool_depends records)
+    get_property(value GLOBAL PROPERTY _TUNE_KERNEL_${name}_${field})
+    set(${field} "${value}" PARENT_SCOPE)
+  endforeach()
+endfunction()
+
 function(tune_generate_header name)
   set(fn "tune_generate_header(${name})")
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "OUTPUT;NAMESPACE" "")
@@ -97,18 +119,7 @@ function(tune_generate_header name)
     message(FATAL_ERROR "${fn}: OUTPUT is required: tune_generate_header(<name> "
       "OUTPUT <file.hpp> [NAMESPACE <ns>])")
   endif()
-  get_property(declared GLOBAL PROPERTY _TUNE_KERNEL_${name}_declared)
-  if(NOT declared)
-    get_property(kernels GLOBAL PROPERTY _TUNE_KERNELS)
-    if(kernels)
-      list(JOIN kernels ", " known)
-      set(known "declared: ${known}")
-    else()
-      set(known "none is declared yet")
-    endif()
-    message(FATAL_ERROR "${fn}: no kernel '${name}' (${known}): declare it with "
-      "tune_add_kernel before tune_generate_header")
-  endif()
+  _tune_recall_kernel("${fn}" "${name}" tune_generate_header)
   if(TARGET tune_header.${name})
     message(FATAL_ERROR "${fn}: the header of '${name}' is already generated (target "
       "tune_header.${name}): call tune_generate_header once per kernel")
@@ -127,10 +138,6 @@ function(tune_generate_header name)
   endif()
 
   # --- the header step ----------------------------------------------------------------------
-  foreach(field manifest space source tool tool_depends records)
-    get_property(${field} GLOBAL PROPERTY _TUNE_KERNEL_${name}_${field})
-  endforeach()
-
   _tune_record_depends("${records}" depends)
   set(ns_args)
   if(DEFINED arg_NAMESPACE)
