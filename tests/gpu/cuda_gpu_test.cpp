@@ -18,7 +18,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include "test_context.hpp"
 
 #include <tuner/core/hash.hpp>
 #include <tuner/core/kernel_cache.hpp>
@@ -38,15 +40,7 @@ namespace fs = std::filesystem;
     }                                              \
   } while (0)
 
-// One context for the whole test program, on the device TUNE_TEST_DEVICE (default 0).
-Context& ctx() {
-  static Context context([] {
-    const char* env = std::getenv("TUNE_TEST_DEVICE");
-    return env ? std::atoi(env) : 0;
-  }());
-  context.make_current();
-  return context;
-}
+using test::ctx;
 
 const fs::path cubin = TUNE_GPU_TEST_CUBIN;
 

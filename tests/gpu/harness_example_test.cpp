@@ -5,22 +5,16 @@
 #include <tuner/cuda/harness.hpp>
 #include <tuner/cuda/module.hpp>
 
-#include <cstdlib>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "test_context.hpp"
+
 namespace tune {
 namespace {
 
-Context& ctx() {
-  static Context context([] {
-    const char* env = std::getenv("TUNE_TEST_DEVICE");
-    return env ? std::atoi(env) : 0;
-  }());
-  context.make_current();
-  return context;
-}
+using test::ctx;
 
 // What a runner does per candidate: load its module, build the setup context, call setup.
 Launch setup_candidate(const Config& config, std::int64_t n) {

@@ -5,23 +5,17 @@
 #include <tuner/cuda/harness.hpp>
 #include <tuner/cuda/module.hpp>
 
-#include <cstdlib>
 #include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "test_context.hpp"
+
 namespace tune {
 namespace {
 
-Context& ctx() {
-  static Context context([] {
-    const char* env = std::getenv("TUNE_TEST_DEVICE");
-    return env ? std::atoi(env) : 0;
-  }());
-  context.make_current();
-  return context;
-}
+using test::ctx;
 
 struct Bucket {
   std::shared_ptr<void> fixture;

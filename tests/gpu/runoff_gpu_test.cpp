@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -16,17 +15,12 @@
 
 #include <gtest/gtest.h>
 
+#include "test_context.hpp"
+
 namespace tune {
 namespace {
 
-Context& ctx() {
-  static Context context([] {
-    const char* env = std::getenv("TUNE_TEST_DEVICE");
-    return env ? std::atoi(env) : 0;
-  }());
-  context.make_current();
-  return context;
-}
+using test::ctx;
 
 std::shared_ptr<Module> test_module() {
   return load_module(ctx(), "runoff-gpu-test", TUNE_GPU_TEST_CUBIN);
