@@ -199,16 +199,23 @@ fi
 # Shards (scripts/shard_check.py, docs/scaling.md): the tune of reduce and softmax split in two
 # shards on this GPU, then merged, against the unsharded tune; not in the default steps (it
 # re-tunes two kernels twice, about 5 minutes on the H200): GPU_CHECK_STEPS="build shards".
+# A step that runs one of the check scripts, whose last line is its verdict: noted ok with the
+# seconds since $t0, or FAIL; its output is kept in <name>.log and printed.
+check_script_step() {  # name, timeout in seconds, script
+  local name=$1 limit=$2 script=$3
+  if timeout "$limit" python3 "$script" --build "$build" --device "$device" --out "$out" \
+      > "$out/$name.log" 2>&1; then
+    note "$name" ok "$(seconds "$t0") s, $(tail -1 "$out/$name.log")"
+  else
+    note "$name" FAIL "$(tail -1 "$out/$name.log")"
+  fi
+  cat "$out/$name.log"
+}
+
 t0=$(date +%s)
 if want shards; then
   cmake --build "$build" --target warm > "$out/shards_warm.log" 2>&1
-  if timeout 560 python3 scripts/shard_check.py --build "$build" --device "$device" \
-      --out "$out" > "$out/shards.log" 2>&1; then
-    note shards ok "$(seconds "$t0") s, $(tail -1 "$out/shards.log")"
-  else
-    note shards FAIL "$(tail -1 "$out/shards.log")"
-  fi
-  cat "$out/shards.log"
+  check_script_step shards 560 scripts/shard_check.py
 fi
 
 # The remote store (scripts/store_check.py, docs/store.md): a second tree with its own kernel
@@ -217,13 +224,7 @@ fi
 # twice, about 2 minutes on the H200): GPU_CHECK_STEPS="build store".
 t0=$(date +%s)
 if want store; then
-  if timeout 400 python3 scripts/store_check.py --build "$build" --device "$device" \
-      --out "$out" > "$out/store.log" 2>&1; then
-    note store ok "$(seconds "$t0") s, $(tail -1 "$out/store.log")"
-  else
-    note store FAIL "$(tail -1 "$out/store.log")"
-  fi
-  cat "$out/store.log"
+  check_script_step store 400 scripts/store_check.py
 fi
 
 # The pipeline benchmark (bench/pipeline/run.sh): per-candidate overhead with and without a

@@ -21,27 +21,14 @@ the margin)` or `shard_check: FAIL ...`; exit status 0 or 1.
 Usage: scripts/shard_check.py --build build-gpu [--kernels reduce,softmax] [--device 0]
                               [--out DIR]
 """
-import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def run(cmd, log, env=None):
-    t0 = time.monotonic()
-    with open(log, "a") as f:
-        f.write(f"$ {' '.join(cmd)}\n")
-        f.flush()
-        r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
-    if r.returncode != 0:
-        sys.exit(f"shard_check: FAIL: '{' '.join(cmd)}' exited {r.returncode} (see {log})")
-    return time.monotonic() - t0
+from gpu_check_common import Check
 
 
 def entries(path):
@@ -50,17 +37,8 @@ def entries(path):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--build", default="build-gpu")
-    p.add_argument("--kernels", default="reduce,softmax")
-    p.add_argument("--device", default="0")
-    p.add_argument("--out", default=os.environ.get("OUT", str(ROOT / "out" / "shard_check")))
-    args = p.parse_args()
-    build = Path(args.build).resolve()
-    out = Path(args.out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    log = out / "shard_check.log"
-    tuner = str(build / "tuner" / "tuner")
+    check = Check("shard_check", default_kernels="reduce,softmax")
+    args, build, out, tuner = check.args, check.build, check.out, check.tuner
     gpus = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU ")
     same = ties = 0
     failures = []
@@ -73,24 +51,24 @@ def main():
         results = {}
         try:
             shutil.rmtree(logdir / "sm_90", ignore_errors=True)
-            t = run([tuner, "run", "--manifest", str(manifest), "--device", args.device], log)
+            t = check.run([tuner, "run", "--manifest", str(manifest), "--device", args.device])
             results["unsharded"] = (entries(record), t)
             record.write_bytes(committed)
             shards = out / "shards" / kernel
             shutil.rmtree(shards, ignore_errors=True)
             t = 0.0
             for k in (1, 2):
-                t += run([tuner, "run", "--manifest", str(manifest), "--device", args.device,
-                          "--shard", f"{k}/2", "--out", str(shards)], log)
-            t += run([tuner, "merge", "--manifest", str(manifest), "--device", args.device,
-                      "--from", str(shards)], log)
+                t += check.run([tuner, "run", "--manifest", str(manifest), "--device",
+                                args.device, "--shard", f"{k}/2", "--out", str(shards)])
+            t += check.run([tuner, "merge", "--manifest", str(manifest), "--device", args.device,
+                            "--from", str(shards)])
             results["2 shards, 1 GPU"] = (entries(record), t)
             record.write_bytes(committed)
             if gpus >= 2:
                 shutil.rmtree(logdir / "devices", ignore_errors=True)
                 record.unlink()
-                t = run(["cmake", "--build", str(build), "--target", f"tune.{kernel}"], log,
-                        env=dict(os.environ, TUNE_DEVICES="all"))
+                t = check.run(["cmake", "--build", str(build), "--target", f"tune.{kernel}"],
+                              env=dict(os.environ, TUNE_DEVICES="all"))
                 results[f"TUNE_DEVICES=all ({gpus} GPUs)"] = (entries(record), t)
         finally:
             record.write_bytes(committed)

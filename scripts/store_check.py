@@ -17,27 +17,12 @@ Prints per tree the wall times and counts, per bucket both winners, and a last l
 
 Usage: scripts/store_check.py --build build-gpu [--kernels reduce] [--device 0] [--out DIR]
 """
-import argparse
 import json
-import os
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def run(cmd, log):
-    t0 = time.monotonic()
-    with open(log, "a") as f:
-        f.write(f"$ {' '.join(cmd)}\n")
-        f.flush()
-        r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT)
-    if r.returncode != 0:
-        sys.exit(f"store_check: FAIL: '{' '.join(cmd)}' exited {r.returncode} (see {log})")
-    return time.monotonic() - t0
+from gpu_check_common import Check
 
 
 def trials(logdir):
@@ -82,17 +67,8 @@ def compiles(m):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--build", default="build-gpu")
-    p.add_argument("--kernels", default="reduce")
-    p.add_argument("--device", default="0")
-    p.add_argument("--out", default=os.environ.get("OUT", str(ROOT / "out" / "store_check")))
-    args = p.parse_args()
-    build = Path(args.build).resolve()
-    out = Path(args.out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    log = out / "store_check.log"
-    tuner = str(build / "tuner" / "tuner")
+    check = Check("store_check", default_kernels="reduce")
+    args, build, tuner = check.args, check.build, check.tuner
     work = build / "store_check"
     failures = []
     for kernel in args.kernels.split(","):
@@ -103,8 +79,8 @@ def main():
         seen = {}
         for name in ("a", "b"):
             path, m = tree(name, manifest, work / kernel, store)
-            warm = run([tuner, "warm", "--manifest", str(path)], log)
-            tune = run([tuner, "run", "--manifest", str(path), "--device", args.device], log)
+            warm = check.run([tuner, "warm", "--manifest", str(path)])
+            tune = check.run([tuner, "run", "--manifest", str(path), "--device", args.device])
             ts = trials(m["log_dir"])
             remote = [t for t in ts if t.get("remote")]
             here = [t for t in ts if not t.get("remote")]
