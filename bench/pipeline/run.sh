@@ -67,7 +67,7 @@ tune_kernel() {  # kernel, label, extra tuner run arguments...
   cat "$b/tune/$k/$arch/"*.trials.jsonl > "$out/$label.trials.jsonl" 2>/dev/null || true
   # A tune whose candidates all failed has no figures to give: say so rather than print ratios
   # of compile errors.
-  if ! grep -q '"state":"measured"' "$b/tune/$k/$arch/"*.trials.jsonl 2>/dev/null; then
+  if ! grep -q '"state":"measured"' "$out/$label.trials.jsonl"; then
     echo "run.sh: $label: no candidate was measured; see $out/$label.log and $label.show.txt" >&2
     sed -n '1,12p' "$out/$label.show.txt" >&2
     exit 1
