@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <latch>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -229,6 +231,64 @@ TEST_F(RemoteStoreTest, AnUnreachableStoreWarnsOnceAndStaysLocal) {
       dir_ / "down");
   EXPECT_FALSE(next.reachable());
   EXPECT_EQ(warnings_.size(), 1u);
+}
+
+TEST_F(RemoteStoreTest, AnUnreachableStoreWarnsOnceToSeveralThreads) {
+  // Compile-ahead's threads share one RemoteStore: the store is found down once, with one
+  // warning, however many transfers fail together. Several rounds: the failures must coincide.
+  const std::string url = "http://127.0.0.1:9/nothing";
+  const KernelCache b(cache_dir_);
+  HttpOptions quick;
+  quick.attempts = 1;
+  constexpr int threads_n = 8;
+  for (int round = 0; round < 8; ++round) {
+    std::mutex m;
+    int warned = 0;
+    RemoteStore r(open_http_store(url, quick), [&](const std::string&) {
+      const std::lock_guard<std::mutex> lock(m);
+      ++warned;
+    });
+    std::latch together(threads_n);  // every thread's first fetch fails at about the same time
+    std::vector<std::thread> threads;
+    for (int i = 0; i < threads_n; ++i)
+      threads.emplace_back([&, i] {
+        together.arrive_and_wait();
+        for (int j = 0; j < 4; ++j)
+          EXPECT_FALSE(r.fetch_entry(b, key_of(fmt::format("{}.{}", i, j))).has_value());
+      });
+    for (std::thread& t : threads)
+      t.join();
+    EXPECT_FALSE(r.reachable());
+    EXPECT_EQ(warned, 1) << "round " << round;
+  }
+}
+
+TEST_F(RemoteStoreTest, OneStoreOnSeveralThreadsCountsEveryTransfer) {
+  const KernelCache a(dir_ / "a");
+  const KernelCache b(dir_ / "b");
+  constexpr int threads_n = 8, per_thread = 16;
+  std::vector<CacheEntry> entries;
+  for (int i = 0; i < threads_n * per_thread; ++i)
+    entries.push_back(stored_entry(a, key_of(fmt::format("k{}", i)), fmt::format("cubin {}", i)));
+  auto on_threads = [&](auto work) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < threads_n; ++t)
+      threads.emplace_back([&, t] {
+        for (int i = t * per_thread; i < (t + 1) * per_thread; ++i)
+          work(entries[static_cast<std::size_t>(i)]);
+      });
+    for (std::thread& t : threads)
+      t.join();
+  };
+  auto up = remote();
+  on_threads([&](const CacheEntry& e) { EXPECT_TRUE(up->upload_entry(a, e)); });
+  EXPECT_EQ(up->stats().uploads, 2 * threads_n * per_thread);  // each cubin, then its entry
+  auto down = remote();
+  on_threads([&](const CacheEntry& e) { EXPECT_TRUE(down->fetch_entry(b, e.key).has_value()); });
+  EXPECT_EQ(down->stats().hits, threads_n * per_thread);
+  for (const CacheEntry& e : entries)
+    EXPECT_EQ(read_file(b.cubin_path(e.key)), read_file(a.cubin_path(e.key)));
+  EXPECT_TRUE(warnings_.empty());
 }
 
 TEST_F(RemoteStoreTest, LocationsAndCredentials) {

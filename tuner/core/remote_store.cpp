@@ -48,7 +48,7 @@ RemoteStore::RemoteStore(std::unique_ptr<Store> store, std::function<void(const 
 }
 
 void RemoteStore::mark_down(const std::string& reason) {
-  down_ = true;
+  if (down_.exchange(true)) return;  // another thread found it down first, and warned
   if (warn_)
     warn_(fmt::format("remote store '{}' is unreachable ({}); working locally", where(),
                       shorten(one_line(reason))));
@@ -66,10 +66,12 @@ std::optional<std::string> RemoteStore::get(std::string_view path) {
   StoreReply reply = store_->get(path);
   switch (reply.status) {
     case StoreStatus::ok:
-      stats_.downloaded_bytes += static_cast<std::int64_t>(reply.body.size());
+      count([&](RemoteStats& s) {
+        s.downloaded_bytes += static_cast<std::int64_t>(reply.body.size());
+      });
       return std::move(reply.body);
     case StoreStatus::missing:
-      ++stats_.misses;
+      count([](RemoteStats& s) { ++s.misses; });
       return std::nullopt;
     case StoreStatus::failed:
       mark_down(reply.error);
@@ -81,7 +83,7 @@ std::optional<std::string> RemoteStore::get(std::string_view path) {
 bool RemoteStore::put(std::string_view path, std::string_view body) {
   if (down_ || uploads_off_) return false;
   if (std::optional<std::string> why = store_->put(path, body)) {
-    uploads_off_ = true;
+    if (uploads_off_.exchange(true)) return false;  // another thread's upload warned
     if (warn_)
       warn_(
           fmt::format("remote store '{}' refused an upload ({}); not uploading for the rest "
@@ -89,8 +91,10 @@ bool RemoteStore::put(std::string_view path, std::string_view body) {
                       where(), shorten(one_line(*why))));
     return false;
   }
-  ++stats_.uploads;
-  stats_.uploaded_bytes += static_cast<std::int64_t>(body.size());
+  count([&](RemoteStats& s) {
+    ++s.uploads;
+    s.uploaded_bytes += static_cast<std::int64_t>(body.size());
+  });
   return true;
 }
 
@@ -100,7 +104,7 @@ std::optional<CacheEntry> RemoteStore::fetch_entry(const KernelCache& cache, std
   std::optional<std::string> text = get(ac);
   if (!text) return std::nullopt;
   auto refuse = [&](const std::string& why) -> std::optional<CacheEntry> {
-    ++stats_.corrupt;
+    count([](RemoteStats& s) { ++s.corrupt; });
     if (warn_) warn_(fmt::format("remote store '{}': {}; compiling locally", where(), why));
     return std::nullopt;
   };
@@ -117,7 +121,7 @@ std::optional<CacheEntry> RemoteStore::fetch_entry(const KernelCache& cache, std
   if (entry.key != key)
     return refuse(fmt::format("{} holds the entry of another key '{}'", ac, entry.key));
   if (!entry.valid()) {
-    ++stats_.hits;
+    count([](RemoteStats& s) { ++s.hits; });
     return cache.store(std::move(entry), std::nullopt);
   }
   if (!is_hex64(entry.cubin_sha256)) return refuse(fmt::format("{} names no blob digest", ac));
@@ -129,8 +133,13 @@ std::optional<CacheEntry> RemoteStore::fetch_entry(const KernelCache& cache, std
     return refuse(fmt::format("{} does not match its digest (its sha256 is {})", cas, got));
   const fs::path tmp = cache.temp_path(entry.key, ".cubin");
   write_file_atomic(tmp, *blob);
-  ++stats_.hits;
+  count([](RemoteStats& s) { ++s.hits; });
   return cache.store(std::move(entry), tmp);
+}
+
+RemoteStats RemoteStore::stats() const {
+  const std::lock_guard<std::mutex> lock(stats_mutex_);
+  return stats_;
 }
 
 bool RemoteStore::upload_entry(const KernelCache& cache, const CacheEntry& entry) {
@@ -153,10 +162,10 @@ std::optional<json> RemoteStore::get_json(std::string_view path) {
   if (!text) return std::nullopt;
   try {
     json j = json::parse(*text);
-    ++stats_.hits;
+    count([](RemoteStats& s) { ++s.hits; });
     return j;
   } catch (const json::exception&) {
-    ++stats_.corrupt;
+    count([](RemoteStats& s) { ++s.corrupt; });
     if (warn_) warn_(fmt::format("remote store '{}': {} is not JSON; ignored", where(), path));
     return std::nullopt;
   }

@@ -4,7 +4,9 @@
 // first read that gets no answer marks the store down for the rest of the process (one warning)
 // and, through a marker beside the kernel cache, for the warm processes that start in the next
 // minute; the first refused upload stops uploads the same way. A blob that does not match its
-// digest is never used.
+// digest is never used. One RemoteStore may be used from several threads at once (compile-ahead's
+// compiles fetch and upload beside the search's thread); transfers run in parallel, and the
+// store is marked down, and uploads stopped, once with one warning.
 //
 // Example:
 //   std::unique_ptr<RemoteStore> remote = open_remote_store("", manifest.remote_store,
@@ -12,10 +14,12 @@
 //   if (remote) entry = remote->fetch_entry(cache, key);
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,18 +69,26 @@ class RemoteStore {
   /// Writes a JSON object at `path`; best effort, false when it did not happen.
   bool put_json(std::string_view path, const nlohmann::json& value);
 
-  const RemoteStats& stats() const noexcept { return stats_; }
+  /// The traffic so far (a copy: other threads may be adding to it).
+  RemoteStats stats() const;
 
  private:
   std::optional<std::string> get(std::string_view path);
   bool put(std::string_view path, std::string_view body);
   void mark_down(const std::string& reason);
+  /// Adds to the traffic figures under the lock: `add(stats_)`.
+  template <class Add>
+  void count(Add add) {
+    const std::lock_guard<std::mutex> lock(stats_mutex_);
+    add(stats_);
+  }
 
   std::unique_ptr<Store> store_;
   std::function<void(const std::string&)> warn_;
   std::optional<std::filesystem::path> down_marker_;
-  bool down_ = false;
-  bool uploads_off_ = false;
+  std::atomic<bool> down_ = false;
+  std::atomic<bool> uploads_off_ = false;
+  mutable std::mutex stats_mutex_;
   RemoteStats stats_;
 };
 
