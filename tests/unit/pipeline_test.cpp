@@ -3,6 +3,7 @@
 // read), the tune's overhead summary, and compile-ahead (order, jumping the queue, errors).
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <set>
@@ -214,6 +215,20 @@ TEST(PipelineTest, CompileAheadRunsInOrderAndLetsTheSearchJumpTheQueue) {
   const std::lock_guard<std::mutex> lock(m);
   EXPECT_EQ(std::set<std::size_t>(began.begin(), began.end()).count(6), 0u);
   EXPECT_EQ(began.size(), std::set<std::size_t>(began.begin(), began.end()).size());
+}
+
+TEST(PipelineTest, CompileJobsAreTheCoresButOneCappedByTheBuildAndSetByTheEnvironment) {
+  ::unsetenv("TUNE_COMPILE_JOBS");
+  const unsigned cores = std::thread::hardware_concurrency();
+  const int all = static_cast<int>(cores > 1 ? cores - 1 : 1);
+  EXPECT_EQ(compile_ahead_jobs(), all);
+  EXPECT_EQ(compile_ahead_jobs(1), 1);
+  EXPECT_EQ(compile_ahead_jobs(all + 10), all);
+  ::setenv("TUNE_COMPILE_JOBS", "37", 1);
+  EXPECT_EQ(compile_ahead_jobs(1), 37);  // the environment overrides the build's cap
+  ::setenv("TUNE_COMPILE_JOBS", "none", 1);
+  EXPECT_EQ(compile_ahead_jobs(1), 1);
+  ::unsetenv("TUNE_COMPILE_JOBS");
 }
 
 TEST(PipelineTest, ExpectedOrderPutsIncumbentsFirstAndFollowsTheStrategy) {

@@ -78,7 +78,7 @@ BucketOutcome tune_one(const KernelBuild& build, const RunOptions& opt, const st
                  say,
                  opt.store,
                  !opt.no_remote_trials};
-  if (opt.compile_ahead) job.compile_ahead = compile_ahead_jobs();
+  if (opt.compile_ahead) job.compile_ahead = compile_ahead_jobs(opt.compile_jobs);
   try {
     result<BucketResult> r = tune_bucket(job);
     if (!r) {
@@ -342,6 +342,9 @@ void add_run_command(CLI::App& app, Run& run) {
                 "compile candidates missing from the kernel cache on this host's cores ahead of "
                 "the measuring worker (TUNE_COMPILE_JOBS threads, default: the cores but one) "
                 "instead of counting them not compiled");
+  sub->add_option("--compile-jobs", opt->compile_jobs,
+                  "with --compile-ahead: at most this many compiles at once")
+      ->check(whole_number(1, 1024));
   sub->add_flag("--json", opt->json,
                 "print each record's state and winners as JSON on stdout (other lines go to "
                 "stderr)");

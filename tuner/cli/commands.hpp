@@ -61,6 +61,7 @@ struct RunOptions {
   std::string out;    ///< where a shard writes its logs and summary
   /// --compile-ahead: compile missing candidates ahead of the worker (core/compile_ahead.hpp)
   bool compile_ahead = false;
+  std::optional<int> compile_jobs;  ///< --compile-jobs: at most this many compiles at once
   bool json = false;  ///< --json: people's lines to stderr, a summary on stdout (json_summary.hpp)
 };
 

@@ -97,7 +97,7 @@ double CompileAhead::waited_ms() const {
   return waited_ms_;
 }
 
-int compile_ahead_jobs() {
+int compile_ahead_jobs(std::optional<int> cap) {
   if (const char* env = std::getenv("TUNE_COMPILE_JOBS"); env != nullptr && *env) {
     char* end = nullptr;
     const long n = std::strtol(env, &end, 10);
@@ -105,7 +105,8 @@ int compile_ahead_jobs() {
   }
   // One core stays with the measuring worker, whose host thread queues the launches.
   const unsigned cores = std::thread::hardware_concurrency();
-  return static_cast<int>(cores > 1 ? cores - 1 : 1);
+  const int jobs = static_cast<int>(cores > 1 ? cores - 1 : 1);
+  return cap && *cap > 0 ? std::min(jobs, *cap) : jobs;
 }
 
 }  // namespace tune

@@ -72,7 +72,8 @@ class CompileAhead {
 };
 
 /// The number of compile-ahead threads: `TUNE_COMPILE_JOBS` when set to a positive number,
-/// else the host's cores but one (the measuring worker keeps one).
-int compile_ahead_jobs();
+/// else the host's cores but one (the measuring worker keeps one), at most `cap` when given
+/// (the build's TUNE_WARM_JOBS, which `tuner tune` passes).
+int compile_ahead_jobs(std::optional<int> cap = std::nullopt);
 
 }  // namespace tune

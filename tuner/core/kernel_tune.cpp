@@ -50,16 +50,17 @@ std::optional<std::string> not_loadable(const KernelCache& cache, RemoteStore* r
 }
 
 // Compiles candidate `config` into the local cache (a compile-ahead thread): nullopt when it can
-// be measured, else why not. Runs the compiler only on a miss, as `tuner warm` does.
-std::optional<std::string> compile_candidate(const KernelCache& cache, const CacheKeyer& keyer,
-                                             const Manifest& manifest, const Config& config,
-                                             const std::string& arch) {
+// be measured, else why not. As `tuner warm` does: a local miss is fetched from the remote store
+// when it has the entry, else compiled and uploaded (`remote` may be null).
+std::optional<std::string> compile_candidate(const KernelCache& cache, RemoteStore* remote,
+                                             const CacheKeyer& keyer, const Manifest& manifest,
+                                             const Config& config, const std::string& arch) {
   const CacheKey key = keyer.key(config, arch);
   std::vector<std::string> dependencies;
   for (const KeyedFile& f : keyer.files())
     dependencies.push_back(f.name);
   const CompileRequest request = compile_request(manifest, keyer, config, arch, key, dependencies);
-  const CompileOutcome outcome = compile_into_cache(cache, request, manifest.compile_log);
+  const CompileOutcome outcome = compile_with_store(cache, remote, request, manifest.compile_log);
   if (outcome.entry.valid()) return std::nullopt;
   return outcome.entry.reason.empty() ? std::string(to_string(outcome.entry.status))
                                       : outcome.entry.reason;
@@ -183,15 +184,15 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
     ahead.emplace(
         configs->size(),
         [&](std::size_t i) {
-          return compile_candidate(cache, keyer, manifest, (*configs)[i], job.arch);
+          return compile_candidate(cache, job.remote, keyer, manifest, (*configs)[i], job.arch);
         },
         job.compile_ahead);
   }
   objective.skip_when([&](std::size_t i) {
-    // Compile-ahead: a candidate still missing here (the store has none either) is waited for.
-    if (ahead && !cache.lookup(keys[i]) &&
-        !(job.remote != nullptr && job.remote->fetch_entry(cache, keys[i])))
-      ahead->wait(i);
+    // Compile-ahead: a candidate still missing here is waited for (its thread fetches it from
+    // the store or compiles it); a compile it could not finish says why itself.
+    if (ahead && !cache.lookup(keys[i]))
+      if (std::optional<std::string> why = ahead->wait(i)) return why;
     return not_loadable(cache, job.remote, manifest, keys[i]);
   });
   auto say = [&](const std::string& line) {
