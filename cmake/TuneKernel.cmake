@@ -89,8 +89,11 @@ Included by ``Tune.cmake``; see there for the cache variables and global targets
 
   ``tune.<name>``
     Checks the committed record(s): a fresh record prints one line and compiles nothing; a
-    stale or missing one is re-tuned on the GPU when the kernel has a runner. Runs with the
-    terminal (Ninja's console pool), so two tunes never share a GPU. Part of ``tune``.
+    stale or missing one is re-tuned on the GPU when the kernel has a runner: on one GPU the
+    candidates missing from the kernel cache are compiled on the host's cores (at most
+    ``TUNE_WARM_JOBS`` at once) while the measured ones run, on several (``TUNE_DEVICES``)
+    ``warm.<name>`` is built first. Runs with the terminal (Ninja's console pool), so two tunes
+    never share a GPU. Part of ``tune``.
 
   ``record.<name>`` (a ctest test per architecture; ``record.<name>.<arch>`` when there are
   several; label ``records``)
@@ -706,6 +709,7 @@ function(tune_add_kernel name)
   # --- tune: the staleness check, then the runner (never depends on warm) -------------------
   add_custom_target(tune.${name}
     COMMAND "${tool}" tune --manifest "${manifest}" --cmake "${CMAKE_COMMAND}"
+            --compile-jobs "${TUNE_WARM_JOBS}"
     COMMENT "Checking the record of ${name}"
     USES_TERMINAL VERBATIM)
   _tune_add_tool_dependencies(tune.${name} "${tool_depends}")

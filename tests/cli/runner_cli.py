@@ -513,6 +513,70 @@ class RunnerCli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("saxpy: wrote saxpy.json (sm_90), verified", r.stdout)
 
+    def fake_cmake(self):
+        """A stand-in for cmake that notes each call (the warm target `tuner tune` builds)."""
+        script = self.dir / "cmake.sh"
+        script.write_text(f"#!/bin/sh\necho \"$@\" >> {self.dir / 'cmake_calls.txt'}\n")
+        script.chmod(0o755)
+        return script
+
+    def state_of(self, b):
+        [t] = [t for t in self.trials() if t["config_id"] == block(b) and t["phase"] != "runoff"]
+        return t["state"], t.get("reason", "")
+
+    def test_tuner_tune_compiles_ahead_unless_asked_to_warm_first(self):
+        # BLOCK=32 has no cache entry. On one device `tuner tune` compiles it (nvcc, the
+        # manifest's) beside the measurements instead of building the warm target.
+        self.record.write_text("old record\n")
+        tune = [TUNER, "tune", "--manifest", str(self.manifest), "--cmake", str(self.fake_cmake())]
+        r = subprocess.run(tune, capture_output=True, text=True, env=self.env(FAKE_TAME=1),
+                           timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("tune.saxpy: compiling 'saxpy' for sm_90 ahead of the measuring worker",
+                      r.stderr)
+        self.assertFalse((self.dir / "cmake_calls.txt").exists())
+        self.assertEqual(self.state_of(32), ("measured", ""))
+        entry = json.loads((self.cache / f"{self.key(32)}.json").read_text())
+        self.assertEqual((entry["status"], entry["config_id"]), ("ok", block(32)))
+        # --warm-first builds warm.saxpy.sm_90 (here a cmake that compiles nothing) and then
+        # measures only what the cache holds.
+        self.record.write_text("old record\n")
+        for f in [self.cache / f"{self.key(32)}.json", self.cache / f"{self.key(32)}.cubin"]:
+            f.unlink()
+        shutil.rmtree(self.logdir / "sm_90")
+        r = subprocess.run([*tune, "--warm-first"], capture_output=True, text=True,
+                           env=self.env(FAKE_TAME=1), timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("tune.saxpy: warming 'saxpy' for sm_90", r.stderr)
+        self.assertEqual((self.dir / "cmake_calls.txt").read_text().split()[-2:],
+                         ["--target", "warm.saxpy.sm_90"])
+        state, error = self.state_of(32)
+        self.assertEqual(state, "invalid")
+        self.assertIn("not compiled: run the warm target", error)
+
+    def test_compile_ahead_takes_what_the_remote_store_has_instead_of_compiling(self):
+        # The store (a directory) has BLOCK=32's entry, built elsewhere: compile-ahead fetches
+        # it as warm would, and compiles nothing.
+        key = self.key(32)
+        cubin = b"cubin from the store"
+        sha = hashlib.sha256(cubin).hexdigest()
+        store = self.dir / "store"
+        (store / "cas").mkdir(parents=True)
+        (store / "ac").mkdir()
+        (store / "cas" / sha).write_bytes(cubin)
+        (store / "ac" / key).write_text(json.dumps({
+            "schema_version": 1, "key": key, "key_schema": "k1", "status": "ok", "reason": "",
+            "compiler_output": "", "resources": None, "cubin_sha256": sha, "arch": "sm_90",
+            "config_id": block(32), "argv": [], "dependencies": []}))
+        r = self.tuner_run("--compile-ahead", "--compile-jobs", "2", "--remote", str(store),
+                           env=self.env(FAKE_TAME=1))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual((self.cache / f"{key}.cubin").read_bytes(), cubin)
+        self.assertEqual(self.state_of(32), ("measured", ""))
+        compile_log = self.build / "tune" / "compile.log"
+        self.assertFalse(compile_log.exists() and key in compile_log.read_text(),
+                         compile_log.read_text() if compile_log.exists() else "")
+
     def test_sigterm_to_tuner_run_alone_stops_the_runner_and_leaves_the_record(self):
         self.record.write_text("old record\n")
         p = subprocess.Popen([TUNER, "run", "--manifest", str(self.manifest), "--timeout", "60"],

@@ -17,6 +17,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/json_summary.hpp>
 #include <tuner/core/hash.hpp>
@@ -36,7 +37,8 @@ struct TuneOptions {
   std::string cmake;
   std::string remote;
   bool no_remote_trials = false;
-  bool compile_ahead = false;  // skip the warm target: compile ahead of the measuring worker
+  bool warm_first = false;          // build the warm target first rather than compile ahead
+  std::optional<int> compile_jobs;  // at most this many compiles ahead at once
   bool json = false;
 };
 
@@ -143,7 +145,10 @@ int run_tune_text(const TuneOptions& opt, std::vector<std::string>& stale_out) {
   for (const std::string& arch : stale) {
     const std::string cmake = opt.cmake.empty() ? "cmake" : opt.cmake;
     int rc = 0;
-    if (opt.compile_ahead && devices->size() <= 1) {
+    // One device: compile ahead of the measuring worker (no warm target). Several: every shard
+    // needs every candidate, so warm first.
+    const bool compile_ahead = !opt.warm_first && devices->size() <= 1;
+    if (compile_ahead) {
       fmt::print(stderr, "{}: compiling '{}' for {} ahead of the measuring worker\n", target,
                  manifest.kernel, arch);
     } else {
@@ -169,7 +174,8 @@ int run_tune_text(const TuneOptions& opt, std::vector<std::string>& stale_out) {
     run.if_stale = true;
     run.remote = opt.remote;
     run.no_remote_trials = opt.no_remote_trials;
-    run.compile_ahead = opt.compile_ahead;
+    run.compile_ahead = compile_ahead;
+    run.compile_jobs = opt.compile_jobs;
     if (!devices->empty()) run.device = devices->front();
     rc = run_kernel(run);
     if (rc != 0) return rc;
@@ -219,9 +225,14 @@ void add_tune_command(CLI::App& app, Run& run) {
                   "directory, or off; default: TUNE_REMOTE_STORE, else the build's)");
   sub->add_flag("--no-remote-trials", opt->no_remote_trials,
                 "measure every candidate here rather than adopt the store's trials");
-  sub->add_flag("--compile-ahead", opt->compile_ahead,
-                "skip the warm target: compile the candidates on this host's cores ahead of the "
-                "measuring worker, overlapping the compiles with the measurements (one device)");
+  sub->add_flag("--warm-first", opt->warm_first,
+                "build the warm target (every candidate compiled) before measuring; by default "
+                "on one device the candidates are compiled on this host's cores ahead of the "
+                "measuring worker, overlapping the compiles with the measurements");
+  sub->add_option("--compile-jobs", opt->compile_jobs,
+                  "at most this many compiles ahead at once (the tune target passes "
+                  "TUNE_WARM_JOBS; TUNE_COMPILE_JOBS overrides; default: the cores but one)")
+      ->check(whole_number(1, 1024));
   sub->add_flag("--json", opt->json,
                 "print each record's state and winners as JSON on stdout (other lines go to "
                 "stderr)");
