@@ -14,7 +14,9 @@
 #    T_cold / max(T_warm, T_measure) (target: at most 1.3).
 # 3. With --regret: both kernels tuned again with `[bench] preset = "quick"`; prints each one's
 #    wall time against the default and the regret of its winner (its median in the default
-#    tune's log over the default winner's, minus one).
+#    tune's log over the default winner's, minus one). Then compute once more from an empty
+#    kernel cache, quick and with compile-ahead (what `tuner tune` does), against warm then
+#    tune with the default settings (T_warm + T_measure).
 # Default [bench] settings elsewhere. Everything lands under --out (logs, `tuner show` output,
 # pipeline.json); the summary is printed last. About 4 minutes on an H200 with 16 cores.
 set -euo pipefail
@@ -130,6 +132,15 @@ if (( regret )); then
     tune_kernel "$k" "$k.quick"
     echo "$k $(since "$t0")" >> "$out/quick_times.txt"
   done
+  rm -rf "$cache"
+  t0=$(now)
+  tune_kernel compute compute.quick_cold --compile-ahead
+  t_quick_cold=$(since "$t0")
+  if [[ "$(invalid compute.quick)" != "$(invalid compute.quick_cold)" ]]; then
+    echo "run.sh: the cold quick tune has $(invalid compute.quick_cold) invalid candidates, the" \
+         "warm-cache one $(invalid compute.quick); see $out/compute.quick_cold.show.txt" >&2
+    exit 1
+  fi
   python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
 import json, pathlib, sys
 out = pathlib.Path(sys.argv[1])
@@ -144,12 +155,21 @@ def winner(ts):
 def wall(ts):
     return sum(t.get("times", {}).get("wall_ms", 0) for t in ts) / 1000
 print("quick preset against the default settings:")
-for k in ("stream", "compute"):
-    d, q = trials(out / f"{k}.default.trials.jsonl"), trials(out / f"{k}.quick.trials.jsonl")
+for k, quick in (("stream", "stream.quick"), ("compute", "compute.quick"),
+                 ("compute, cold with compile-ahead", "compute.quick_cold")):
+    d = trials(out / f"{k.split(',')[0]}.default.trials.jsonl")
+    q = trials(out / f"{quick}.trials.jsonl")
     med = {t["config_id"]: t["median_ms"] for t in d if t["state"] == "measured" and t["phase"] != "runoff"}
     wd, wq = winner(d), winner(q)
     regret = med[wq] / med[wd] - 1 if wd in med and wq in med else float("nan")
     print(f"  {k}: winner default {wd}, quick {wq}; regret {100 * regret:+.2f}%;"
           f" trial wall time {wall(q):.1f} s against {wall(d):.1f} s")
+PY
+  python3 - "$t_quick_cold" "$t_warm" "$t_measure" <<'PY' | tee -a "$out/summary.txt"
+import sys
+cold, warm, measure = map(float, sys.argv[1:])
+print(f"compute from an empty kernel cache: quick with compile-ahead {cold:.1f} s against warm"
+      f" then tune with the default settings {warm:.1f} + {measure:.1f} s:"
+      f" {(warm + measure) / cold:.1f}x faster")
 PY
 fi
