@@ -50,7 +50,8 @@ Cache variables
 
 ``TUNE_WARM_JOBS``
   How many candidates ``warm`` compiles at once (a Ninja job pool); default: the number of
-  logical cores.
+  logical cores. Also the most compiles ``tune.<name>`` runs ahead of its measurements on one
+  GPU (there at most the cores but one).
 
 ``TUNE_TUNER_EXECUTABLE``
   A ``tuner`` executable to use at configure time (reading spaces) and at build time (warm,
