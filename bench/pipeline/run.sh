@@ -97,11 +97,14 @@ t_cold=$(since "$t0")
 # The cold tune must judge the candidates as the warm one did: a compile that failed only in the
 # cold run (a lost status, a killed compiler) would make its time a measure of less work.
 invalid() { grep -c '"state":"invalid"' "$out/$1.trials.jsonl" || true; }
-if [[ "$(invalid compute_measure)" != "$(invalid compute_cold)" ]]; then
-  echo "run.sh: the cold tune has $(invalid compute_cold) invalid candidates, the warm-cache" \
-       "tune $(invalid compute_measure); see $out/compute_cold.show.txt" >&2
-  exit 1
-fi
+same_invalid() {  # the warm-cache tune's label, the cold tune's
+  if [[ "$(invalid "$1")" != "$(invalid "$2")" ]]; then
+    echo "run.sh: the cold tune $2 has $(invalid "$2") invalid candidates, the warm-cache" \
+         "tune $1 $(invalid "$1"); see $out/$2.show.txt" >&2
+    exit 1
+  fi
+}
+same_invalid compute_measure compute_cold
 ratio=$(python3 -c "import sys; c,w,m=map(float,sys.argv[1:]); print(f'{c/max(w,m):.2f}')" \
         "$t_cold" "$t_warm" "$t_measure")
 {
@@ -136,11 +139,7 @@ if (( regret )); then
   t0=$(now)
   tune_kernel compute compute.quick_cold --compile-ahead
   t_quick_cold=$(since "$t0")
-  if [[ "$(invalid compute.quick)" != "$(invalid compute.quick_cold)" ]]; then
-    echo "run.sh: the cold quick tune has $(invalid compute.quick_cold) invalid candidates, the" \
-         "warm-cache one $(invalid compute.quick); see $out/compute.quick_cold.show.txt" >&2
-    exit 1
-  fi
+  same_invalid compute.quick compute.quick_cold
   python3 - "$out" <<'PY' | tee -a "$out/summary.txt"
 import json, pathlib, sys
 out = pathlib.Path(sys.argv[1])
@@ -155,14 +154,15 @@ def winner(ts):
 def wall(ts):
     return sum(t.get("times", {}).get("wall_ms", 0) for t in ts) / 1000
 print("quick preset against the default settings:")
-for k, quick in (("stream", "stream.quick"), ("compute", "compute.quick"),
-                 ("compute, cold with compile-ahead", "compute.quick_cold")):
-    d = trials(out / f"{k.split(',')[0]}.default.trials.jsonl")
+for label, k, quick in (("stream", "stream", "stream.quick"),
+                        ("compute", "compute", "compute.quick"),
+                        ("compute, cold with compile-ahead", "compute", "compute.quick_cold")):
+    d = trials(out / f"{k}.default.trials.jsonl")
     q = trials(out / f"{quick}.trials.jsonl")
     med = {t["config_id"]: t["median_ms"] for t in d if t["state"] == "measured" and t["phase"] != "runoff"}
     wd, wq = winner(d), winner(q)
     regret = med[wq] / med[wd] - 1 if wd in med and wq in med else float("nan")
-    print(f"  {k}: winner default {wd}, quick {wq}; regret {100 * regret:+.2f}%;"
+    print(f"  {label}: winner default {wd}, quick {wq}; regret {100 * regret:+.2f}%;"
           f" trial wall time {wall(q):.1f} s against {wall(d):.1f} s")
 PY
   python3 - "$t_quick_cold" "$t_warm" "$t_measure" <<'PY' | tee -a "$out/summary.txt"
