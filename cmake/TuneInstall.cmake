@@ -42,66 +42,71 @@ install(TARGETS ${_tune_install_targets} EXPORT TuneTargets
 # tests/cmake/install_test.py checks that every other core header is here and that every
 # installed header includes only installed ones.
 set(_tune_public_core_headers
-  atomic_file.hpp
-  autotuner.hpp
-  bucket_name.hpp
-  bucket_result.hpp
-  cache_key.hpp
-  compile_ahead.hpp
-  compile_request.hpp
-  config.hpp
-  elf_symbols.hpp
-  entry_template.hpp
-  exit_codes.hpp
-  expr.hpp
-  expr_cxx.hpp
-  fault_inject.hpp
-  file_lock.hpp
-  hash.hpp
-  html_plot.hpp
-  input_limits.hpp
-  json_text.hpp
-  json_position.hpp
-  kernel_build.hpp
-  kernel_cache.hpp
-  kernel_tune.hpp
-  manifest.hpp
-  overhead.hpp
-  record.hpp
-  remote_store.hpp
-  result.hpp
-  runoff.hpp
-  shared_trials.hpp
-  shard.hpp
-  shard_merge.hpp
-  safe_file.hpp
-  space.hpp
-  space_checks.hpp
-  stop_signals.hpp
-  store.hpp
-  strategy.hpp
-  subprocess.hpp
-  supervisor.hpp
-  t4_export.hpp
-  text.hpp
-  toolchain.hpp
-  trial.hpp
-  trial_log.hpp
-  verify.hpp
-  winners.hpp
-  winners_header.hpp
-  worker_protocol.hpp)
+  base/atomic_file.hpp
+  base/bucket_name.hpp
+  base/config.hpp
+  base/exit_codes.hpp
+  base/fault_inject.hpp
+  base/hash.hpp
+  base/input_limits.hpp
+  base/json_position.hpp
+  base/json_text.hpp
+  base/result.hpp
+  base/safe_file.hpp
+  base/text.hpp
+  build/cache_key.hpp
+  build/compile_request.hpp
+  build/elf_symbols.hpp
+  build/kernel_build.hpp
+  build/kernel_cache.hpp
+  build/manifest.hpp
+  build/toolchain.hpp
+  process/stop_signals.hpp
+  process/subprocess.hpp
+  record/bucket_result.hpp
+  record/html_plot.hpp
+  record/record.hpp
+  record/verify.hpp
+  record/winners.hpp
+  record/winners_header.hpp
+  scale/shard.hpp
+  scale/shard_merge.hpp
+  search/autotuner.hpp
+  search/compile_ahead.hpp
+  search/file_lock.hpp
+  search/overhead.hpp
+  search/runoff.hpp
+  search/strategy.hpp
+  search/supervisor.hpp
+  search/trial.hpp
+  search/trial_log.hpp
+  search/worker_protocol.hpp
+  space/entry_template.hpp
+  space/expr.hpp
+  space/expr_cxx.hpp
+  space/space.hpp
+  space/space_checks.hpp
+  store/remote_store.hpp
+  store/shared_trials.hpp
+  record/t4_export.hpp
+  store/store.hpp
+  tune/kernel_tune.hpp)
 set(_tune_public_cuda_headers
   bench.hpp
   driver.hpp
   harness.hpp
   module.hpp
   worker.hpp)
-list(TRANSFORM _tune_public_core_headers PREPEND "${PROJECT_SOURCE_DIR}/tuner/core/")
 list(TRANSFORM _tune_public_cuda_headers PREPEND "${PROJECT_SOURCE_DIR}/tuner/cuda/")
-install(FILES ${_tune_public_core_headers}
-  "${PROJECT_BINARY_DIR}/include/tuner/core/version.hpp"  # generated from project(VERSION)
-  DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tuner/core")
+# Installed in the folders of the source tree (include/tuner/core/<area>/), so that a consumer
+# includes them as tune's own sources do: <tuner/core/search/autotuner.hpp>.
+foreach(header IN LISTS _tune_public_core_headers)
+  get_filename_component(area "${header}" DIRECTORY)
+  install(FILES "${PROJECT_SOURCE_DIR}/tuner/core/${header}"
+    DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tuner/core/${area}")
+endforeach()
+install(FILES "${PROJECT_BINARY_DIR}/include/tuner/core/base/version.hpp"  # from project(VERSION)
+  DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tuner/core/base")
 if(TARGET tune_cuda)
   install(FILES ${_tune_public_cuda_headers} DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tuner/cuda")
 endif()

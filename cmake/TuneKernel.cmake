@@ -56,7 +56,7 @@ Included by ``Tune.cmake``; see there for the cache variables and global targets
     Default: ``TUNE_ARCH``, else an explicitly set ``CMAKE_CUDA_ARCHITECTURES`` (``90`` and
     ``90-real`` mean ``sm_90``). CMake's own default and ``native``, ``all``, ``all-major``
     are refused: a record is tuned for named architectures. Known: ``sm_50`` to ``sm_121``,
-    as ``tuner archs`` lists them (the table of ``tuner/core/kernel_cache.cpp``).
+    as ``tuner archs`` lists them (the table of ``tuner/core/build/kernel_cache.cpp``).
 
   ``LINK_LIBRARIES <target>...``
     Targets (already defined) whose usage requirements the kernel inherits: their
@@ -110,7 +110,7 @@ include("${CMAKE_CURRENT_LIST_DIR}/TuneRunner.cmake")
 
 # _tune_known_archs(<fn> <tuner> <out-var>): the architectures a record may be tuned for, as
 # `tuner archs` prints them (one per line, without suffix). The table lives in the tuner
-# (tuner/core/kernel_cache.cpp), beside the per-architecture limits warm checks; CMake asks for it
+# (tuner/core/build/kernel_cache.cpp), beside the per-architecture limits warm checks; CMake asks for it
 # once per configure rather than keeping a copy.
 function(_tune_known_archs fn tuner out)
   get_property(known GLOBAL PROPERTY _TUNE_KNOWN_ARCHS)
@@ -280,7 +280,7 @@ endfunction()
 # of first appearance. `tuner warm --list-candidates` prints them one per line (Space::load, the
 # same reader and diagnostics as `tuner space`); lines keep this linear in the number of
 # candidates, where string(JSON) over `tuner space --json` would re-parse the document per id.
-# With --kernel it also refuses what can never give a record (tuner/core/space_checks.hpp): a
+# With --kernel it also refuses what can never give a record (tuner/core/space/space_checks.hpp): a
 # space of another kernel, a bucket that keeps no config, a bucket shadowed by earlier ones.
 # Ids cannot hold ';' or '[' (param values are restricted to [A-Za-z0-9_.:+-]), so they are
 # safe list elements.

@@ -10,7 +10,7 @@ tuned, on the GPU that tuned it:
 - achieved bandwidth or FLOP rate of the winner against the H200's ceilings measured in the same
   call (a device-to-device copy counting bytes read plus written; a bf16 8192^3 matrix product).
 
-It speaks the worker protocol (tuner/core/worker_protocol.hpp) to the runner directly: one worker
+It speaks the worker protocol (tuner/core/search/worker_protocol.hpp) to the runner directly: one worker
 per bucket.
 
 Usage: regret.py --build build-gpu [--device 0] [--json out.json]

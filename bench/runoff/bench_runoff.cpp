@@ -1,6 +1,6 @@
 // The paired runoff benchmark (issue 8), on the device. The tie margin and significance level
-// are RunoffPolicy's defaults (tuner/core/runoff.hpp: margin 1%, sign test alpha 0.05), fixed
-// before the run and printed with the table.
+// are RunoffPolicy's defaults (tuner/core/search/runoff.hpp: margin 1%, sign test alpha 0.05),
+// fixed before the run and printed with the table.
 //
 //   (1) one config against itself, N runoffs: how many are ties (target >= 19 of 20);
 //   (2) a variant with EXTRA% more work as the incumbent against the base as the challenger,
@@ -18,7 +18,7 @@
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
-#include <tuner/core/runoff.hpp>
+#include <tuner/core/search/runoff.hpp>
 #include <tuner/cuda/bench.hpp>
 #include <tuner/cuda/harness.hpp>
 #include <tuner/cuda/module.hpp>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The measuring worker of the scaling simulation (scaling.py): it speaks the worker protocol
-(tuner/core/worker_protocol.hpp), sleeps SIM_SECONDS per candidate (its GPU time, scaled) and
+(tuner/core/search/worker_protocol.hpp), sleeps SIM_SECONDS per candidate (its GPU time, scaled) and
 reports a deterministic median per config, so that every worker count finds the same winners.
 A runoff costs two candidates' time."""
 import json

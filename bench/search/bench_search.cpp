@@ -23,12 +23,12 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/autotuner.hpp>
-#include <tuner/core/html_plot.hpp>
-#include <tuner/core/space.hpp>
-#include <tuner/core/strategy.hpp>
-#include <tuner/core/text.hpp>
-#include <tuner/core/trial.hpp>
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/record/html_plot.hpp>
+#include <tuner/core/search/autotuner.hpp>
+#include <tuner/core/search/strategy.hpp>
+#include <tuner/core/search/trial.hpp>
+#include <tuner/core/space/space.hpp>
 
 namespace {
 

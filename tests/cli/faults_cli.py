@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Crashes lose nothing: `tuner exec` killed at every write point of its trial log
-(TUNE_FAULT_INJECT, tuner/core/fault_inject.hpp), and killed with SIGKILL at random moments in
+(TUNE_FAULT_INJECT, tuner/core/base/fault_inject.hpp), and killed with SIGKILL at random moments in
 a loop. After each kill the next run resumes: it never measures again a trial the log holds, it
 measures again at most the one candidate that was in flight (measured, not yet logged), and the
 search ends with the true best and one logged result per config.

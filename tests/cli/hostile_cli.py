@@ -5,7 +5,7 @@ Drives `tuner space`, `tuner show`, `tuner verify`, `tuner record set` and `tune
 path traversal in names, absurd sizes (100 MB files, made sparse so the test stays cheap), deep
 nesting (100000 levels) and numbers out of range. Small inputs live in tests/data/hostile;
 large ones are generated into the work directory. The limits are those of
-tuner/core/input_limits.hpp: a space file <= 1 MiB, a record or manifest <= 16 MiB, a log line
+tuner/core/base/input_limits.hpp: a space file <= 1 MiB, a record or manifest <= 16 MiB, a log line
 <= 1 MiB, JSON nesting <= 64 levels, expressions <= 128 levels.
 """
 import json

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CPU tests of `tuner run` and its supervisor (tuner/core/supervisor.hpp), with a fake worker.
+"""CPU tests of `tuner run` and its supervisor (tuner/core/search/supervisor.hpp), with a fake worker.
 
 The manifest names a real runner executable (tune_runner plus a stand-in harness,
 tests/data/runner/fake_harness.cpp; its path comes in TUNE_TEST_RUNNER), the measuring worker.

@@ -46,13 +46,13 @@ class InstallTest(unittest.TestCase):
 
     def test_1_the_prefix_holds_the_tool_libraries_headers_and_package(self):
         for rel in ("bin/tuner", "lib/libtune_core.a", "lib/libtune_cuda.a",
-                    "lib/libtune_runner.a", "include/tuner/core/config.hpp",
-                    "include/tuner/core/space.hpp", "include/tuner/cuda/harness.hpp",
+                    "lib/libtune_runner.a", "include/tuner/core/base/config.hpp",
+                    "include/tuner/core/space/space.hpp", "include/tuner/cuda/harness.hpp",
                     "lib/cmake/Tune/TuneConfig.cmake", "lib/cmake/Tune/TuneConfigVersion.cmake",
                     "lib/cmake/Tune/TuneTargets.cmake", "lib/cmake/Tune/Tune.cmake",
                     "lib/cmake/Tune/TuneHeader.cmake", "lib/cmake/Tune/TuneKernel.cmake"):
             self.assertTrue((self.prefix / rel).is_file(), rel)
-        self.assertFalse((self.prefix / "include/tuner/core/config.cpp").exists())
+        self.assertFalse((self.prefix / "include/tuner/core/base/config.cpp").exists())
         v = run([self.prefix / "bin" / "tuner", "--version"])
         self.assertEqual((v.rc, v.stdout), (0, "tuner 0.1.0\n"))
 
@@ -103,11 +103,11 @@ class InstallTest(unittest.TestCase):
         # Every core header is public but the internal ones (their first line says so); the
         # CLI's headers are not.
         source = consumer.ARGS.tune_source
-        core = {p.relative_to(source).as_posix() for p in (source / "tuner" / "core").glob("*.hpp")
+        core = {p.relative_to(source).as_posix() for p in (source / "tuner" / "core").rglob("*.hpp")
                 if not p.read_text().startswith("// Internal to tune_core (not installed)")}
-        self.assertNotIn("tuner/core/space_parser.hpp", installed)
+        self.assertNotIn("tuner/core/space/space_parser.hpp", installed)
         self.assertEqual(core - installed, set())
-        self.assertIn("tuner/core/version.hpp", installed)
+        self.assertIn("tuner/core/base/version.hpp", installed)
         self.assertEqual([h for h in installed if h.startswith("tuner/cli/")], [])
         self.assertNotIn("tuner/cuda/nvml.hpp", installed)
         # Every `#include <tuner/...>` of an installed header names an installed header, so a

@@ -6,7 +6,7 @@
 - Every reference to a section written as text, `docs/<page>.md "<Heading>"` or
   `<page>.md "<Heading>"` (in code comments, CMake, scripts and docs alike, possibly wrapped
   over a comment line), names a page that exists and a heading it has; a heading with a
-  trailing parenthesis (`## Fault injection (tuner/core/fault_inject.hpp)`) also answers to
+  trailing parenthesis (`## Fault injection (tuner/core/base/fault_inject.hpp)`) also answers to
   the text before it.
 - Every `<name>.md` the repository mentions exists in it, and no path climbs out of it to the
   sibling `shared` folder (OUTSIDE below): a clone must be able to follow every pointer.

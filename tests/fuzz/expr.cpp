@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include <tuner/core/expr.hpp>
+#include <tuner/core/space/expr.hpp>
 
 #include "fuzz_check.hpp"
 

@@ -20,12 +20,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/bucket_name.hpp>
-#include <tuner/core/file_lock.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/safe_file.hpp>
-#include <tuner/core/text.hpp>
-#include <tuner/core/trial_log.hpp>
+#include <tuner/core/base/bucket_name.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/safe_file.hpp>
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/search/file_lock.hpp>
+#include <tuner/core/search/trial_log.hpp>
 
 #include "fuzz_check.hpp"
 

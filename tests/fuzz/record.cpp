@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include <tuner/core/manifest.hpp>
-#include <tuner/core/record.hpp>
+#include <tuner/core/build/manifest.hpp>
+#include <tuner/core/record/record.hpp>
 
 #include "fuzz_check.hpp"
 

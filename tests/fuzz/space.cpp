@@ -12,7 +12,7 @@
 
 #include <toml++/toml.h>
 
-#include <tuner/core/space.hpp>
+#include <tuner/core/space/space.hpp>
 
 #include "fuzz_check.hpp"
 

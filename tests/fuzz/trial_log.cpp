@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/trial_log.hpp>
+#include <tuner/core/search/trial_log.hpp>
 
 #include "fuzz_check.hpp"
 

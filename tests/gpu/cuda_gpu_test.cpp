@@ -22,8 +22,8 @@
 #include <nlohmann/json.hpp>
 #include "test_context.hpp"
 
-#include <tuner/core/hash.hpp>
-#include <tuner/core/kernel_cache.hpp>
+#include <tuner/core/base/hash.hpp>
+#include <tuner/core/build/kernel_cache.hpp>
 
 namespace tune {
 namespace {

@@ -1,7 +1,7 @@
 // The paired bench of the runoff (bench_paired) on a real device (label gpu), with the kernels of
 // kernels/test_kernels.cu (TUNE_GPU_TEST_CUBIN): both arms timed pair by pair, the pair count
 // from the rep budget, batching of short kernels, and a decision on a built-in 2x gap.
-#include <tuner/core/runoff.hpp>
+#include <tuner/core/search/runoff.hpp>
 #include <tuner/cuda/bench.hpp>
 #include <tuner/cuda/harness.hpp>
 #include <tuner/cuda/module.hpp>

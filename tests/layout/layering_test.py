@@ -15,7 +15,7 @@ MAX_LINES = 500
 
 
 def sources(layer):
-    return sorted(p for p in (TUNER / layer).iterdir() if p.suffix in (".cpp", ".hpp", ".in"))
+    return sorted(p for p in (TUNER / layer).rglob("*") if p.suffix in (".cpp", ".hpp", ".in"))
 
 
 class Layering(unittest.TestCase):

@@ -1,4 +1,4 @@
-#include <tuner/core/atomic_file.hpp>
+#include <tuner/core/base/atomic_file.hpp>
 
 #include <fstream>
 #include <sstream>

@@ -1,7 +1,7 @@
 // The runoff hook and the soft incumbent of the Autotuner (docs/search.md "The steps",
 // docs/measurement.md "The paired runoff"), against a fake objective with scripted medians and
 // runoffs.
-#include <tuner/core/autotuner.hpp>
+#include <tuner/core/search/autotuner.hpp>
 
 #include <unistd.h>
 

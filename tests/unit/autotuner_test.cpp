@@ -1,6 +1,6 @@
 // The search's behaviours (docs/search.md "The steps"), on the objective path, against a fake
 // objective with scripted results.
-#include <tuner/core/autotuner.hpp>
+#include <tuner/core/search/autotuner.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -11,7 +11,7 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
-#include <tuner/core/space.hpp>
+#include <tuner/core/space/space.hpp>
 
 #include "test_dir.hpp"
 

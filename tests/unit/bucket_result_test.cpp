@@ -1,4 +1,4 @@
-#include <tuner/core/bucket_result.hpp>
+#include <tuner/core/record/bucket_result.hpp>
 
 #include <fstream>
 

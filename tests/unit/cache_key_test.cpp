@@ -1,12 +1,12 @@
-#include <tuner/core/cache_key.hpp>
+#include <tuner/core/build/cache_key.hpp>
 
 #include <fstream>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <tuner/core/hash.hpp>
-#include <tuner/core/toolchain.hpp>
+#include <tuner/core/base/hash.hpp>
+#include <tuner/core/build/toolchain.hpp>
 
 namespace tune {
 namespace {

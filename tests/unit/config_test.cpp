@@ -1,6 +1,6 @@
-#include <tuner/core/bucket_name.hpp>
-#include <tuner/core/config.hpp>
-#include <tuner/core/hash.hpp>
+#include <tuner/core/base/bucket_name.hpp>
+#include <tuner/core/base/config.hpp>
+#include <tuner/core/base/hash.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

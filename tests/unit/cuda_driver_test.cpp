@@ -17,8 +17,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/hash.hpp>
-#include <tuner/core/kernel_cache.hpp>
+#include <tuner/core/base/hash.hpp>
+#include <tuner/core/build/kernel_cache.hpp>
 
 namespace tune {
 namespace {

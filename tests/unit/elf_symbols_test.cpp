@@ -1,6 +1,6 @@
-// The cubin's function symbols (tuner/core/elf_symbols.hpp) and warm's use of them: a cubin that
-// does not define the kernel's ENTRY is stored as a failed candidate, with the reason.
-#include <tuner/core/elf_symbols.hpp>
+// The cubin's function symbols (tuner/core/build/elf_symbols.hpp) and warm's use of them: a cubin
+// that does not define the kernel's ENTRY is stored as a failed candidate, with the reason.
+#include <tuner/core/build/elf_symbols.hpp>
 
 #include <cstdint>
 #include <fstream>
@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include <tuner/core/kernel_cache.hpp>
+#include <tuner/core/build/kernel_cache.hpp>
 #include "test_dir.hpp"
 
 namespace tune {

@@ -1,6 +1,6 @@
-// Template entries (tuner/core/entry_template.hpp): the space's [entry] table, placeholders,
+// Template entries (tuner/core/space/entry_template.hpp): the space's [entry] table, placeholders,
 // maps, the generated unit, the symbol choice and the cache key.
-#include <tuner/core/entry_template.hpp>
+#include <tuner/core/space/entry_template.hpp>
 
 #include <fstream>
 
@@ -8,9 +8,9 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/cache_key.hpp>
-#include <tuner/core/kernel_cache.hpp>
-#include <tuner/core/space.hpp>
+#include <tuner/core/build/cache_key.hpp>
+#include <tuner/core/build/kernel_cache.hpp>
+#include <tuner/core/space/space.hpp>
 
 namespace tune {
 namespace {

@@ -1,4 +1,4 @@
-#include <tuner/core/expr_cxx.hpp>
+#include <tuner/core/space/expr_cxx.hpp>
 
 #include <set>
 #include <string>

@@ -1,4 +1,4 @@
-#include <tuner/core/expr.hpp>
+#include <tuner/core/space/expr.hpp>
 
 #include <limits>
 #include <map>

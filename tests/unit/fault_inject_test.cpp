@@ -1,8 +1,8 @@
-// Fault injection (tuner/core/fault_inject.hpp) at every write point of the trial log and of an
-// atomically replaced file: the process dies right there (SIGKILL, in a forked death-test
+// Fault injection (tuner/core/base/fault_inject.hpp) at every write point of the trial log and of
+// an atomically replaced file: the process dies right there (SIGKILL, in a forked death-test
 // child), and what it leaves behind is checked here: the log reopens holding exactly the trials
 // whose append finished (a torn line is repaired), and the file is the old one or the new one.
-#include <tuner/core/fault_inject.hpp>
+#include <tuner/core/base/fault_inject.hpp>
 
 #include <algorithm>
 #include <csignal>
@@ -16,8 +16,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <tuner/core/atomic_file.hpp>
-#include <tuner/core/trial_log.hpp>
+#include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/search/trial_log.hpp>
 
 #include "test_dir.hpp"
 

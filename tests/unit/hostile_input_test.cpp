@@ -1,7 +1,7 @@
 // Hostile input: every reader refuses path traversal, absurd sizes, deep nesting and numbers out
 // of range with a diagnostic (file, place, what is wrong), never a crash. The limits are those
-// of tuner/core/input_limits.hpp and expr.hpp.
-#include <tuner/core/input_limits.hpp>
+// of tuner/core/base/input_limits.hpp and expr.hpp.
+#include <tuner/core/base/input_limits.hpp>
 
 #include <cstdlib>
 #include <fstream>
@@ -10,12 +10,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <tuner/core/bucket_name.hpp>
-#include <tuner/core/expr.hpp>
-#include <tuner/core/manifest.hpp>
-#include <tuner/core/record.hpp>
-#include <tuner/core/space.hpp>
-#include <tuner/core/trial_log.hpp>
+#include <tuner/core/base/bucket_name.hpp>
+#include <tuner/core/build/manifest.hpp>
+#include <tuner/core/record/record.hpp>
+#include <tuner/core/search/trial_log.hpp>
+#include <tuner/core/space/expr.hpp>
+#include <tuner/core/space/space.hpp>
 
 namespace tune {
 namespace {

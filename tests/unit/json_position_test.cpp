@@ -1,5 +1,5 @@
-// Positions in JSON text (tuner/core/json_position.hpp): what record errors name.
-#include <tuner/core/json_position.hpp>
+// Positions in JSON text (tuner/core/base/json_position.hpp): what record errors name.
+#include <tuner/core/base/json_position.hpp>
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include <tuner/core/kernel_cache.hpp>
+#include <tuner/core/build/kernel_cache.hpp>
 
 #include <unistd.h>
 
@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/hash.hpp>
-#include <tuner/core/result.hpp>
+#include <tuner/core/base/hash.hpp>
+#include <tuner/core/base/result.hpp>
 
 namespace tune {
 namespace {

@@ -1,4 +1,4 @@
-#include <tuner/core/manifest.hpp>
+#include <tuner/core/build/manifest.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

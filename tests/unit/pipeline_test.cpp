@@ -14,11 +14,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/compile_ahead.hpp>
-#include <tuner/core/kernel_tune.hpp>
-#include <tuner/core/overhead.hpp>
-#include <tuner/core/supervisor.hpp>
-#include <tuner/core/worker_protocol.hpp>
+#include <tuner/core/search/compile_ahead.hpp>
+#include <tuner/core/search/overhead.hpp>
+#include <tuner/core/search/supervisor.hpp>
+#include <tuner/core/search/worker_protocol.hpp>
+#include <tuner/core/tune/kernel_tune.hpp>
 
 namespace tune {
 namespace {

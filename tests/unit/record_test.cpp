@@ -1,4 +1,4 @@
-#include <tuner/core/record.hpp>
+#include <tuner/core/record/record.hpp>
 
 #include <csignal>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <tuner/core/hash.hpp>
+#include <tuner/core/base/hash.hpp>
 
 namespace tune {
 namespace {

@@ -1,8 +1,8 @@
-// The remote store's policy (tuner/core/remote_store.hpp) and shared trials
-// (tuner/core/shared_trials.hpp), against a directory store, and (built as remote_store_http_test
-// with TUNE_TEST_HTTP) against the nginx WebDAV server of the store_server fixture
-// (tests/store/store_server.py), whose servers.json TUNE_TEST_STORE_SERVERS names.
-#include <tuner/core/remote_store.hpp>
+// The remote store's policy (tuner/core/store/remote_store.hpp) and shared trials
+// (tuner/core/store/shared_trials.hpp), against a directory store, and (built as
+// remote_store_http_test with TUNE_TEST_HTTP) against the nginx WebDAV server of the store_server
+// fixture (tests/store/store_server.py), whose servers.json TUNE_TEST_STORE_SERVERS names.
+#include <tuner/core/store/remote_store.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -15,8 +15,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/hash.hpp>
-#include <tuner/core/shared_trials.hpp>
+#include <tuner/core/base/hash.hpp>
+#include <tuner/core/store/shared_trials.hpp>
 
 #include "test_dir.hpp"
 

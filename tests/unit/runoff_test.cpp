@@ -1,11 +1,11 @@
-#include <tuner/core/runoff.hpp>
+#include <tuner/core/search/runoff.hpp>
 
 #include <random>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/result.hpp>
+#include <tuner/core/base/result.hpp>
 
 namespace tune {
 namespace {

@@ -1,7 +1,7 @@
 // Issue 21's byte, link and name problems at the unit level: text that is not UTF-8 reaching
 // JSON, files opened through symbolic links or that are not regular, and bucket labels too long
 // for a file name.
-#include <tuner/core/safe_file.hpp>
+#include <tuner/core/base/safe_file.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,11 +13,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/bucket_name.hpp>
-#include <tuner/core/file_lock.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/text.hpp>
-#include <tuner/core/trial.hpp>
+#include <tuner/core/base/bucket_name.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/search/file_lock.hpp>
+#include <tuner/core/search/trial.hpp>
 
 #include "test_dir.hpp"
 

@@ -1,4 +1,4 @@
-#include <tuner/core/shard.hpp>
+#include <tuner/core/scale/shard.hpp>
 
 #include <fstream>
 #include <numeric>

@@ -1,5 +1,5 @@
-// Spaces that parse but can never give a record (tuner/core/space_checks.hpp).
-#include <tuner/core/space_checks.hpp>
+// Spaces that parse but can never give a record (tuner/core/space/space_checks.hpp).
+#include <tuner/core/space/space_checks.hpp>
 
 #include <string>
 #include <vector>

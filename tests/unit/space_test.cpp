@@ -1,4 +1,4 @@
-#include <tuner/core/space.hpp>
+#include <tuner/core/space/space.hpp>
 
 #include <chrono>
 #include <ctime>

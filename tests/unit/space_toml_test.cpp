@@ -1,9 +1,9 @@
-// The TOML source helpers of the space reader (tuner/core/space_parser.hpp): the byte offset
+// The TOML source helpers of the space reader (tuner/core/space/space_parser.hpp): the byte offset
 // of a file position and the file position of each byte of a decoded string value. The space
 // corpus covers them through expression columns; these cases are what it does not reach:
 // CRLF line ends, 8-digit escapes, and the count every mapping must have
 // (one place per decoded byte, plus the closing quote), checked against what TOML++ decodes.
-#include <tuner/core/space_parser.hpp>
+#include <tuner/core/space/space_parser.hpp>
 
 #include <string>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include <tuner/core/stop_signals.hpp>
+#include <tuner/core/process/stop_signals.hpp>
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include <tuner/core/result.hpp>
-#include <tuner/core/subprocess.hpp>
+#include <tuner/core/base/result.hpp>
+#include <tuner/core/process/subprocess.hpp>
 
 namespace tune {
 namespace {

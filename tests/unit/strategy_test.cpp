@@ -1,7 +1,7 @@
-// Search strategies (tuner/core/strategy.hpp) on their own, and through the search: each
+// Search strategies (tuner/core/search/strategy.hpp) on their own, and through the search: each
 // proposes every config at most once, follows its seed, finds the optimum of smooth spaces
 // early, and a search resumed from its log follows the same sequence as one never interrupted.
-#include <tuner/core/strategy.hpp>
+#include <tuner/core/search/strategy.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/autotuner.hpp>
+#include <tuner/core/search/autotuner.hpp>
 
 #include "test_dir.hpp"
 

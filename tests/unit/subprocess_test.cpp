@@ -1,4 +1,4 @@
-#include <tuner/core/subprocess.hpp>
+#include <tuner/core/process/subprocess.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <tuner/core/result.hpp>
+#include <tuner/core/base/result.hpp>
 
 namespace tune {
 namespace {

@@ -1,7 +1,7 @@
 // The supervisor against a fake worker that speaks the protocol structs in-process: each
 // candidate's behaviour is scripted (measured, invalid, a crash, a hang, nonsense, a refusal, a
 // CUDA error after which the worker exits), and the fake records every request and every start.
-#include <tuner/core/supervisor.hpp>
+#include <tuner/core/search/supervisor.hpp>
 
 #include <csignal>
 #include <deque>
@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include <tuner/core/stop_signals.hpp>
+#include <tuner/core/process/stop_signals.hpp>
 
 namespace tune {
 namespace {

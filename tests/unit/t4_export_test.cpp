@@ -1,11 +1,11 @@
-#include <tuner/core/t4_export.hpp>
+#include <tuner/core/record/t4_export.hpp>
 
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/version.hpp>
+#include <tuner/core/base/version.hpp>
 
 namespace tune {
 namespace {

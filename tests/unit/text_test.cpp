@@ -1,4 +1,4 @@
-#include <tuner/core/text.hpp>
+#include <tuner/core/base/text.hpp>
 
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
-#include <tuner/core/file_lock.hpp>
-#include <tuner/core/trial_log.hpp>
+#include <tuner/core/search/file_lock.hpp>
+#include <tuner/core/search/trial_log.hpp>
 
 #include <filesystem>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include <tuner/core/trial.hpp>
+#include <tuner/core/search/trial.hpp>
 
 #include <cmath>
 #include <limits>

@@ -1,4 +1,4 @@
-#include <tuner/core/verify.hpp>
+#include <tuner/core/record/verify.hpp>
 
 #include <fstream>
 

@@ -1,4 +1,4 @@
-#include <tuner/core/winners_header.hpp>
+#include <tuner/core/record/winners_header.hpp>
 
 #include <string>
 

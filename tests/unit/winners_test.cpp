@@ -1,10 +1,10 @@
-#include <tuner/core/winners.hpp>
+#include <tuner/core/record/winners.hpp>
 
 #include <fstream>
 
 #include <gtest/gtest.h>
 
-#include <tuner/core/verify.hpp>
+#include <tuner/core/record/verify.hpp>
 #include "test_dir.hpp"
 
 namespace tune {

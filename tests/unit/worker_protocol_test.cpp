@@ -1,4 +1,4 @@
-#include <tuner/core/worker_protocol.hpp>
+#include <tuner/core/search/worker_protocol.hpp>
 
 #include <string>
 

@@ -2,7 +2,7 @@
 //
 // Prints one architecture per line (`sm_50` ... `sm_121`, by ascending compute capability),
 // without the optional `a`/`f` suffix. tune_add_kernel reads this at configure time to check
-// ARCH, so the table in tuner/core/kernel_cache.cpp is the only list. --json prints
+// ARCH, so the table in tuner/core/build/kernel_cache.cpp is the only list. --json prints
 // {"archs": [{"arch", "max_registers_per_thread", "max_shared_per_block", "max_static_shared"}]}
 // with the limits a candidate must fit (bytes per block for shared memory).
 // Exit codes: 0 printed.
@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/kernel_cache.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/build/kernel_cache.hpp>
 
 namespace tune::cli {
 

@@ -13,15 +13,15 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/atomic_file.hpp>
-#include <tuner/core/compile_request.hpp>
-#include <tuner/core/hash.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/remote_store.hpp>
-#include <tuner/core/result.hpp>
-#include <tuner/core/verify.hpp>
-#include <tuner/core/winners.hpp>
-#include <tuner/core/winners_header.hpp>
+#include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/hash.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/result.hpp>
+#include <tuner/core/build/compile_request.hpp>
+#include <tuner/core/record/verify.hpp>
+#include <tuner/core/record/winners.hpp>
+#include <tuner/core/record/winners_header.hpp>
+#include <tuner/core/store/remote_store.hpp>
 
 namespace tune::cli {
 namespace {

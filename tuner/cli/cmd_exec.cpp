@@ -15,12 +15,12 @@
 
 #include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/autotuner.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/space.hpp>
-#include <tuner/core/stop_signals.hpp>
-#include <tuner/core/subprocess.hpp>
-#include <tuner/core/text.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/process/stop_signals.hpp>
+#include <tuner/core/process/subprocess.hpp>
+#include <tuner/core/search/autotuner.hpp>
+#include <tuner/core/space/space.hpp>
 
 extern char** environ;
 

@@ -18,10 +18,10 @@
 #include <fmt/core.h>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/atomic_file.hpp>
-#include <tuner/core/input_limits.hpp>
-#include <tuner/core/t4_export.hpp>
-#include <tuner/core/text.hpp>
+#include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/record/t4_export.hpp>
 
 namespace tune::cli {
 

@@ -1,9 +1,9 @@
 // `tuner header --manifest M --output F [--namespace NS]`: writes a C++17 header with each
 // architecture's winning config per bucket as constexpr values, a `select` from a runtime shape
 // to its bucket built from the buckets' `when` predicates, and a dispatch by architecture
-// (tuner/core/winners_header.hpp).
+// (tuner/core/record/winners_header.hpp).
 //
-// Which config ships per architecture and bucket (tuner/core/winners.hpp): a fresh record's
+// Which config ships per architecture and bucket (tuner/core/record/winners.hpp): a fresh record's
 // entry; a stale record's entry all the same, with `<record>: warning: ...` lines on stderr
 // giving the verification's reasons and a `note:` with the re-tune command (the record test
 // still fails); the space's first `require` config, with a warning, when there is no record, no
@@ -26,10 +26,10 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/atomic_file.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/winners.hpp>
-#include <tuner/core/winners_header.hpp>
+#include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/record/winners.hpp>
+#include <tuner/core/record/winners_header.hpp>
 
 namespace tune::cli {
 

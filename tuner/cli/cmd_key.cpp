@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/cache_key.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/kernel_build.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/build/cache_key.hpp>
+#include <tuner/core/build/kernel_build.hpp>
 
 namespace tune::cli {
 

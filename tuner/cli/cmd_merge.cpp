@@ -1,6 +1,7 @@
 // `tuner merge --manifest M [--arch A] [--from DIR]... [--partial] [--device N] [--timeout S]`:
-// combines the shards of a kernel's tune (`tuner run --shard K/N`, tuner/core/shard_merge.hpp)
-// into its record. The summaries are looked for under each --from folder, recursively (default:
+// combines the shards of a kernel's tune (`tuner run --shard K/N`,
+// tuner/core/scale/shard_merge.hpp) into its record. The summaries are looked for under each --from
+// folder, recursively (default:
 // `<log_dir>/shards`), and refused when they disagree with each other or with this build (shard
 // count, duplicates, split, space, sources, toolchain, bench settings, device kind), naming the
 // difference. Missing shards are listed and nothing is written, unless --partial; a shard still
@@ -23,14 +24,14 @@
 #include <fmt/core.h>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/bucket_name.hpp>
-#include <tuner/core/file_lock.hpp>
-#include <tuner/core/kernel_tune.hpp>
-#include <tuner/core/shard_merge.hpp>
-#include <tuner/core/stop_signals.hpp>
-#include <tuner/core/text.hpp>
-#include <tuner/core/toolchain.hpp>
-#include <tuner/core/verify.hpp>
+#include <tuner/core/base/bucket_name.hpp>
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/build/toolchain.hpp>
+#include <tuner/core/process/stop_signals.hpp>
+#include <tuner/core/record/verify.hpp>
+#include <tuner/core/scale/shard_merge.hpp>
+#include <tuner/core/search/file_lock.hpp>
+#include <tuner/core/tune/kernel_tune.hpp>
 
 namespace tune::cli {
 

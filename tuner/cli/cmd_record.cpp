@@ -19,9 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/file_lock.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/verify.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/record/verify.hpp>
+#include <tuner/core/search/file_lock.hpp>
 
 namespace tune::cli {
 

@@ -32,10 +32,10 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/log_reader.hpp>
-#include <tuner/core/atomic_file.hpp>
-#include <tuner/core/html_plot.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/safe_file.hpp>
+#include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/safe_file.hpp>
+#include <tuner/core/record/html_plot.hpp>
 
 namespace tune::cli {
 namespace {

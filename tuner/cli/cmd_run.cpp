@@ -1,6 +1,6 @@
 // `tuner run --manifest M [--bucket B] [--arch A] [--budget S] [--timeout S] [--device N]
 // [--if-stale]`: tunes a kernel on the GPU, every bucket of every architecture, and writes each
-// architecture's record. It drives the supervisor itself (tuner/core/kernel_tune.hpp), which
+// architecture's record. It drives the supervisor itself (tuner/core/tune/kernel_tune.hpp), which
 // measures the candidates in the kernel's runner, the measuring worker; each bucket has its
 // trial log at `<log_dir>/<arch>/<encode_bucket(bucket)>.trials.jsonl` and its result beside it
 // (`.result.json`). The record is written only when every bucket has a winner, verified in
@@ -33,18 +33,18 @@
 #include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/json_summary.hpp>
-#include <tuner/core/bucket_name.hpp>
-#include <tuner/core/bucket_result.hpp>
-#include <tuner/core/compile_ahead.hpp>
-#include <tuner/core/file_lock.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/kernel_tune.hpp>
-#include <tuner/core/remote_store.hpp>
-#include <tuner/core/safe_file.hpp>
-#include <tuner/core/stop_signals.hpp>
-#include <tuner/core/text.hpp>
-#include <tuner/core/toolchain.hpp>
-#include <tuner/core/verify.hpp>
+#include <tuner/core/base/bucket_name.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/safe_file.hpp>
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/build/toolchain.hpp>
+#include <tuner/core/process/stop_signals.hpp>
+#include <tuner/core/record/bucket_result.hpp>
+#include <tuner/core/record/verify.hpp>
+#include <tuner/core/search/compile_ahead.hpp>
+#include <tuner/core/search/file_lock.hpp>
+#include <tuner/core/store/remote_store.hpp>
+#include <tuner/core/tune/kernel_tune.hpp>
 
 namespace tune::cli {
 

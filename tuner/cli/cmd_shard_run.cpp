@@ -1,11 +1,12 @@
 // `tuner run --manifest M --shard K/N [--arch A] [--out DIR] [--device N] [--budget S]
-// [--timeout S]`: measures shard K of N (tuner/core/shard.hpp): its slices of the buckets, each
-// with the bucket's incumbents, into its own logs `<out>/<arch>/<bucket>.shard-K-of-N.trials.jsonl`
-// (default out: `<log_dir>/shards`), without a runoff and without touching the record. When
-// every slice is measured it writes its summary `<out>/<arch>/shard-K-of-N.json`, which `tuner
-// merge` reads; a shard interrupted before that counts as missing. The summary is locked while
-// the shard runs (`shard-K-of-N.json.lock`), so a second run of the same shard and a merge are
-// refused naming it. Shards never share a log, so any number run at once, on one host or many.
+// [--timeout S]`: measures shard K of N (tuner/core/scale/shard.hpp): its slices of the buckets,
+// each with the bucket's incumbents, into its own logs
+// `<out>/<arch>/<bucket>.shard-K-of-N.trials.jsonl` (default out: `<log_dir>/shards`), without a
+// runoff and without touching the record. When every slice is measured it writes its summary
+// `<out>/<arch>/shard-K-of-N.json`, which `tuner merge` reads; a shard interrupted before that
+// counts as missing. The summary is locked while the shard runs (`shard-K-of-N.json.lock`), so a
+// second run of the same shard and a merge are refused naming it. Shards never share a log, so any
+// number run at once, on one host or many.
 //
 // Output: one line per trial on stderr, the slice's best, and on stdout `<kernel>: shard K/N
 // (<arch>) done: <summary>`. Exit codes: 0 the shard is done, 1 a kernel without a harness, 2
@@ -17,11 +18,11 @@
 #include <fmt/core.h>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/file_lock.hpp>
-#include <tuner/core/kernel_tune.hpp>
-#include <tuner/core/shard.hpp>
-#include <tuner/core/shard_merge.hpp>
-#include <tuner/core/stop_signals.hpp>
+#include <tuner/core/process/stop_signals.hpp>
+#include <tuner/core/scale/shard.hpp>
+#include <tuner/core/scale/shard_merge.hpp>
+#include <tuner/core/search/file_lock.hpp>
+#include <tuner/core/tune/kernel_tune.hpp>
 
 namespace tune::cli {
 

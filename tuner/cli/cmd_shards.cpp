@@ -1,5 +1,5 @@
 // `tuner shards --manifest M --count N [--arch A] [--json]`: the split of a kernel's tune into N
-// shards (tuner/core/shard.hpp), one per architecture and shard: what each `tuner run --shard
+// shards (tuner/core/scale/shard.hpp), one per architecture and shard: what each `tuner run --shard
 // K/N` will measure. With --json, one object `{"include": [...]}` that a GitHub Actions matrix
 // takes as it is (`matrix: ${{ fromJSON(...) }}`), each entry with `shard` ("2/4"), `index`,
 // `count`, `arch`, `candidates` and `buckets` (docs/scaling.md).
@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/shard.hpp>
-#include <tuner/core/text.hpp>
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/scale/shard.hpp>
 
 namespace tune::cli {
 

@@ -22,11 +22,11 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/log_reader.hpp>
-#include <tuner/core/input_limits.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/record.hpp>
-#include <tuner/core/safe_file.hpp>
-#include <tuner/core/text.hpp>
+#include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/safe_file.hpp>
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/record/record.hpp>
 
 namespace tune::cli {
 

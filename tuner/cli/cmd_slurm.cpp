@@ -23,11 +23,11 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/atomic_file.hpp>
-#include <tuner/core/hash.hpp>
-#include <tuner/core/shard.hpp>
-#include <tuner/core/subprocess.hpp>
-#include <tuner/core/text.hpp>
+#include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/hash.hpp>
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/process/subprocess.hpp>
+#include <tuner/core/scale/shard.hpp>
 
 namespace tune::cli {
 

@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/space.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/space/space.hpp>
 
 namespace tune::cli {
 

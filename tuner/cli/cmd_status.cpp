@@ -26,9 +26,9 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/text.hpp>
-#include <tuner/core/verify.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/record/verify.hpp>
 
 namespace tune::cli {
 

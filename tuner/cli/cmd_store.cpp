@@ -26,13 +26,13 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/log_reader.hpp>
-#include <tuner/core/bucket_name.hpp>
-#include <tuner/core/bucket_result.hpp>
-#include <tuner/core/cache_key.hpp>
-#include <tuner/core/hash.hpp>
-#include <tuner/core/kernel_build.hpp>
-#include <tuner/core/remote_store.hpp>
-#include <tuner/core/shared_trials.hpp>
+#include <tuner/core/base/bucket_name.hpp>
+#include <tuner/core/base/hash.hpp>
+#include <tuner/core/build/cache_key.hpp>
+#include <tuner/core/build/kernel_build.hpp>
+#include <tuner/core/record/bucket_result.hpp>
+#include <tuner/core/store/remote_store.hpp>
+#include <tuner/core/store/shared_trials.hpp>
 
 namespace tune::cli {
 namespace {

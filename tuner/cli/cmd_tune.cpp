@@ -20,11 +20,11 @@
 #include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/json_summary.hpp>
-#include <tuner/core/hash.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/stop_signals.hpp>
-#include <tuner/core/subprocess.hpp>
-#include <tuner/core/verify.hpp>
+#include <tuner/core/base/hash.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/process/stop_signals.hpp>
+#include <tuner/core/process/subprocess.hpp>
+#include <tuner/core/record/verify.hpp>
 
 namespace tune::cli {
 namespace {

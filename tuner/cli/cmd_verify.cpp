@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/verify.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/record/verify.hpp>
 
 namespace tune::cli {
 

@@ -14,15 +14,15 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/atomic_file.hpp>
-#include <tuner/core/cache_key.hpp>
-#include <tuner/core/compile_request.hpp>
-#include <tuner/core/entry_template.hpp>
-#include <tuner/core/json_text.hpp>
-#include <tuner/core/kernel_build.hpp>
-#include <tuner/core/kernel_cache.hpp>
-#include <tuner/core/remote_store.hpp>
-#include <tuner/core/space_checks.hpp>
+#include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/build/cache_key.hpp>
+#include <tuner/core/build/compile_request.hpp>
+#include <tuner/core/build/kernel_build.hpp>
+#include <tuner/core/build/kernel_cache.hpp>
+#include <tuner/core/space/entry_template.hpp>
+#include <tuner/core/space/space_checks.hpp>
+#include <tuner/core/store/remote_store.hpp>
 
 namespace tune::cli {
 namespace {

@@ -1,5 +1,5 @@
 // One file per subcommand; each adds itself to the app and, when chosen, leaves the function
-// that runs it in `run`. Exit codes: tuner/core/exit_codes.hpp.
+// that runs it in `run`. Exit codes: tuner/core/base/exit_codes.hpp.
 #pragma once
 
 #include <filesystem>
@@ -10,12 +10,12 @@
 
 #include <CLI/CLI.hpp>
 
-#include <tuner/core/cache_key.hpp>
-#include <tuner/core/kernel_build.hpp>
-#include <tuner/core/kernel_cache.hpp>
-#include <tuner/core/record.hpp>
+#include <tuner/core/build/cache_key.hpp>
+#include <tuner/core/build/kernel_build.hpp>
+#include <tuner/core/build/kernel_cache.hpp>
+#include <tuner/core/record/record.hpp>
 
-#include <tuner/core/exit_codes.hpp>
+#include <tuner/core/base/exit_codes.hpp>
 
 namespace tune {
 class RemoteStore;
@@ -59,7 +59,8 @@ struct RunOptions {
   RemoteStore* store = nullptr;   ///< the opened store, set by run_kernel for its buckets
   std::string shard;  ///< `K/N`: measure only this shard's part (tuner/cli/cmd_shard_run.cpp)
   std::string out;    ///< where a shard writes its logs and summary
-  /// --compile-ahead: compile missing candidates ahead of the worker (core/compile_ahead.hpp)
+  /// --compile-ahead: compile missing candidates ahead of the worker
+  /// (core/search/compile_ahead.hpp)
   bool compile_ahead = false;
   std::optional<int> compile_jobs;  ///< --compile-jobs: at most this many compiles at once
   bool json = false;  ///< --json: people's lines to stderr, a summary on stdout (json_summary.hpp)

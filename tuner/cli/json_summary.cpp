@@ -4,7 +4,7 @@
 
 #include <unistd.h>
 
-#include <tuner/core/verify.hpp>
+#include <tuner/core/record/verify.hpp>
 
 namespace tune::cli {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/kernel_build.hpp>
+#include <tuner/core/build/kernel_build.hpp>
 
 namespace tune::cli {
 

@@ -6,10 +6,10 @@
 
 #include <fmt/core.h>
 
-#include <tuner/core/input_limits.hpp>
-#include <tuner/core/safe_file.hpp>
-#include <tuner/core/trial.hpp>
-#include <tuner/core/trial_log.hpp>
+#include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/base/safe_file.hpp>
+#include <tuner/core/search/trial.hpp>
+#include <tuner/core/search/trial_log.hpp>
 
 namespace tune::cli {
 

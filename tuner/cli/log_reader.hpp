@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/overhead.hpp>
-#include <tuner/core/result.hpp>
+#include <tuner/core/base/result.hpp>
+#include <tuner/core/search/overhead.hpp>
 
 namespace tune::cli {
 
@@ -26,8 +26,8 @@ struct LogFile {
   bool maximize = false;               ///< the header's objective: a higher score is better
 };
 
-/// Where the log's time went (core/overhead.hpp), from the trials that carry times; nullopt for
-/// a log from before them.
+/// Where the log's time went (core/search/overhead.hpp), from the trials that carry times; nullopt
+/// for a log from before them.
 std::optional<OverheadSummary> log_overhead(const LogFile& log);
 
 /// Reads the log at `path` from `in` a line at a time, holding at most max_log_line_bytes of a

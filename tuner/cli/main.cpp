@@ -9,9 +9,9 @@
 #include <fmt/core.h>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/result.hpp>
-#include <tuner/core/text.hpp>
-#include <tuner/core/version.hpp>
+#include <tuner/core/base/result.hpp>
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/base/version.hpp>
 
 namespace {
 

@@ -17,12 +17,12 @@
 #include <fmt/core.h>
 
 #include <tuner/cli/commands.hpp>
-#include <tuner/core/kernel_tune.hpp>
-#include <tuner/core/shard.hpp>
-#include <tuner/core/shard_merge.hpp>
-#include <tuner/core/stop_signals.hpp>
-#include <tuner/core/subprocess.hpp>
-#include <tuner/core/text.hpp>
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/process/stop_signals.hpp>
+#include <tuner/core/process/subprocess.hpp>
+#include <tuner/core/scale/shard.hpp>
+#include <tuner/core/scale/shard_merge.hpp>
+#include <tuner/core/tune/kernel_tune.hpp>
 
 namespace tune::cli {
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include <tuner/core/space.hpp>
+#include <tuner/core/space/space.hpp>
 #include <tuner/cuda/driver.hpp>
 #include <tuner/cuda/harness.hpp>
 

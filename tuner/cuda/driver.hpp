@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-#include <tuner/core/result.hpp>
+#include <tuner/core/base/result.hpp>
 
 namespace tune {
 

@@ -48,8 +48,8 @@
 #include <utility>
 #include <vector>
 
-#include <tuner/core/config.hpp>
-#include <tuner/core/space.hpp>
+#include <tuner/core/base/config.hpp>
+#include <tuner/core/space/space.hpp>
 #include <tuner/cuda/driver.hpp>
 #include <tuner/cuda/module.hpp>
 

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/hash.hpp>
-#include <tuner/core/kernel_cache.hpp>
+#include <tuner/core/base/hash.hpp>
+#include <tuner/core/build/kernel_cache.hpp>
 
 namespace tune {
 
@@ -292,7 +292,7 @@ namespace detail {
 
 std::string read_cache_entry(const std::filesystem::path& dir, const std::string& key,
                              std::string& cubin) {
-  // The entry is parsed by the kernel cache's own reader (tuner/core/kernel_cache.hpp), so
+  // The entry is parsed by the kernel cache's own reader (tuner/core/build/kernel_cache.hpp), so
   // the format has one reader; what is added here is the reason for each kind of miss.
   namespace fs = std::filesystem;
   const KernelCache cache(dir);

@@ -19,10 +19,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <tuner/core/exit_codes.hpp>
-#include <tuner/core/kernel_build.hpp>
-#include <tuner/core/kernel_cache.hpp>
-#include <tuner/core/worker_protocol.hpp>
+#include <tuner/core/base/exit_codes.hpp>
+#include <tuner/core/build/kernel_build.hpp>
+#include <tuner/core/build/kernel_cache.hpp>
+#include <tuner/core/search/worker_protocol.hpp>
 #include <tuner/cuda/bench.hpp>
 #include <tuner/cuda/driver.hpp>
 #include <tuner/cuda/harness.hpp>
@@ -403,7 +403,8 @@ int worker_main(int argc, char** argv) {
                  "the device index (default 0; CUDA_VISIBLE_DEVICES applies)");
   app.add_option("--log", opt.log, "(refused: tune with `tuner run`)")->group("");
   app.footer(
-      "Speaks the protocol of tuner/core/worker_protocol.hpp on stdin and stdout. Exit status: 0 "
+      "Speaks the protocol of tuner/core/search/worker_protocol.hpp on stdin and stdout. Exit "
+      "status: 0 "
       "at the end of its input, 2 bad arguments or input, 3 a broken environment (no GPU) or "
       "after a CUDA error.");
   try {

@@ -1,12 +1,12 @@
 // The measuring worker: what a kernel's runner executable is. `tune_add_kernel(... HARNESS ...)`
 // builds `<name>.runner` from the static library tune_runner (which holds `main`) and the
-// kernel's harness sources; the supervisor (tuner/core/supervisor.hpp) in `tuner run` starts it
-// once per bucket, and again after a candidate killed it:
+// kernel's harness sources; the supervisor (tuner/core/search/supervisor.hpp) in `tuner run` starts
+// it once per bucket, and again after a candidate killed it:
 //
 //   <runner> --manifest M --bucket B --arch A [--device N]
 //
 // It creates a CUDA context on the device, says hello and then answers one request per line on
-// stdin with one answer per line on stdout, as tuner/core/worker_protocol.hpp defines
+// stdin with one answer per line on stdout, as tuner/core/search/worker_protocol.hpp defines
 // (docs/formats.md "Worker messages"): set up a candidate (load its cubin from the kernel cache,
 // run the harness's setup, which runs the correctness gate) and time it, or set up two finalists
 // again and time them in strict alternation (the paired runoff). A failing candidate is an answer,

@@ -7,8 +7,8 @@
 
 #include <fmt/core.h>
 
-#include <tuner/core/hash.hpp>
-#include <tuner/core/result.hpp>
+#include <tuner/core/base/hash.hpp>
+#include <tuner/core/base/result.hpp>
 #include <tuner/cuda/driver.hpp>
 
 namespace tune::runtime {

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include <tuner/core/result.hpp>
+#include <tuner/core/base/result.hpp>
 
 namespace tune::runtime {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <tuner/core/record.hpp>
-#include <tuner/core/result.hpp>
+#include <tuner/core/base/result.hpp>
+#include <tuner/core/record/record.hpp>
 
 namespace tune::runtime {
 

@@ -1,7 +1,7 @@
 // Links the installed tune::core and prints a config id.
 #include <cstdio>
 
-#include <tuner/core/config.hpp>
+#include <tuner/core/base/config.hpp>
 
 int main() {
   const tune::Config c{{"BM", 64}, {"LAYOUT", "row"}};

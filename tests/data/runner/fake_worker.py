@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A stand-in measuring worker for the CPU tests of `tuner run`: it speaks the worker protocol
-(tuner/core/worker_protocol.hpp) and misbehaves on purpose, by the candidate's BLOCK:
+(tuner/core/search/worker_protocol.hpp) and misbehaves on purpose, by the candidate's BLOCK:
 
   BLOCK=128   crashes (SIGSEGV) after writing 'fake: segfault in tile loop' to stderr
   BLOCK=256   hangs

@@ -1,0 +1,151 @@
+#include <tuner/core/base/atomic_file.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <system_error>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <tuner/core/base/fault_inject.hpp>
+#include <tuner/core/base/result.hpp>
+
+namespace tune {
+namespace {
+
+std::string errno_text(int err) {
+  return std::generic_category().message(err);
+}
+
+// Closes the descriptor and removes the temporary file unless released.
+class TempFile {
+ public:
+  TempFile(std::filesystem::path path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!released_) {
+      std::error_code ec;
+      std::filesystem::remove(path_, ec);
+    }
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  int fd() const { return fd_; }
+  void close_fd() {
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0)
+      throw error("cannot close '" + path_.string() + "': " + errno_text(errno));
+  }
+  void release() { released_ = true; }
+
+ private:
+  std::filesystem::path path_;
+  int fd_;
+  bool released_ = false;
+};
+
+// `.<name>.tmp.`: how the temporary files of `path` begin (then `<pid>.<n>`). Hidden, so that
+// globbing readers never pick them up.
+std::string temporary_prefix(const std::filesystem::path& path) {
+  std::string prefix = ".";
+  prefix += path.filename().string();
+  prefix += ".tmp.";
+  return prefix;
+}
+
+void fsync_directory(const std::filesystem::path& dir) {
+  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;  // some file systems cannot open directories; the rename still happened
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view data,
+                       std::string_view fault_point) {
+  static std::atomic<unsigned> counter{0};
+  // The fault points' names, only built when one is named.
+  auto point = [&](std::string_view when) {
+    if (!fault_point.empty()) tune::fault_point(std::string(fault_point) + "-" + std::string(when));
+  };
+  point("before-write");
+  std::filesystem::path dir = path.parent_path();
+  if (!dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw error("cannot create directory '" + dir.string() + "': " + ec.message());
+  }
+  // The temporary name is unique per process and call.
+  std::string name = temporary_prefix(path);
+  name += std::to_string(::getpid());
+  name += '.';
+  name += std::to_string(counter.fetch_add(1));
+  std::filesystem::path tmp = dir / name;
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw error("cannot create '" + tmp.string() + "': " + errno_text(errno));
+  TempFile file(tmp, fd);
+  const char* p = data.data();
+  std::size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::write(file.fd(), p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw error("cannot write '" + tmp.string() + "': " + errno_text(errno));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(file.fd()) != 0)
+    throw error("cannot sync '" + tmp.string() + "': " + errno_text(errno));
+  file.close_fd();
+  point("before-rename");
+  if (::rename(tmp.c_str(), path.c_str()) != 0)
+    throw error("cannot rename '" + tmp.string() + "' to '" + path.string() +
+                "': " + errno_text(errno));
+  file.release();
+  point("after-rename");
+  fsync_directory(dir);
+}
+
+bool write_file_if_changed(const std::filesystem::path& path, std::string_view data) {
+  std::ifstream in(path, std::ios::binary);
+  if (in && std::string(std::istreambuf_iterator<char>(in), {}) == data) return false;
+  in.close();
+  write_file_atomic(path, data);
+  return true;
+}
+
+void remove_stale_temporaries(const std::filesystem::path& path) noexcept {
+  const std::string prefix = temporary_prefix(path);
+  std::error_code ec;
+  const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const std::string rest = name.substr(prefix.size());  // <pid>.<n>
+    const auto dot = rest.find('.');
+    if (dot == std::string::npos || dot == 0) continue;
+    long pid = 0;
+    try {
+      std::size_t used = 0;
+      pid = std::stol(rest.substr(0, dot), &used);
+      if (used != dot) continue;
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or unsure
+    std::error_code rm;
+    std::filesystem::remove(it->path(), rm);
+  }
+}
+
+}  // namespace tune

@@ -1,0 +1,138 @@
+#include <tuner/core/record/bucket_result.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/base/json_text.hpp>
+
+namespace tune {
+
+namespace {
+
+using nlohmann::json;
+
+template <class T>
+json optional_json(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+template <class T>
+std::optional<T> optional_from(const json& j, const char* name) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->get<T>();
+}
+
+}  // namespace
+
+void to_json(json& j, const BucketResult& r) {
+  j = {{"schema_version", bucket_result_schema_version},
+       {"kernel", r.kernel},
+       {"bucket", r.bucket},
+       {"arch", r.arch},
+       {"pruned_space_hash", r.pruned_space_hash},
+       {"device", optional_json(r.device)},
+       {"driver", optional_json(r.driver)},
+       {"trials", r.trials},
+       {"resumed", r.resumed},
+       {"invalid", r.invalid},
+       {"budget_exhausted", r.budget_exhausted},
+       {"incumbent_failure", optional_json(r.incumbent_failure)},
+       {"runoff", r.runoff ? json(*r.runoff) : json(nullptr)},
+       {"workers_started", r.workers_started},
+       {"best", nullptr}};
+  if (r.fixture_failure) j["fixture_failure"] = *r.fixture_failure;
+  if (r.best) {
+    const MeasuredWinner& b = *r.best;
+    j["best"] = {{"config_id", b.config.id()},
+                 {"params", b.config},
+                 {"median_ms", b.median_ms},
+                 {"min_ms", b.min_ms},
+                 {"reps", b.reps},
+                 {"cache_key", b.cache_key ? json(b.cache_key->digest) : json(nullptr)},
+                 {"key_schema", b.cache_key ? json(b.cache_key->schema) : json(nullptr)}};
+  }
+}
+
+void from_json(const json& j, BucketResult& r) {
+  if (j.at("schema_version").get<int>() != bucket_result_schema_version)
+    throw json::other_error::create(501, "another result schema", &j);
+  r.kernel = j.at("kernel").get<std::string>();
+  r.bucket = j.at("bucket").get<std::string>();
+  r.arch = j.at("arch").get<std::string>();
+  r.pruned_space_hash = j.at("pruned_space_hash").get<std::string>();
+  r.device = optional_from<std::string>(j, "device");
+  r.driver = optional_from<std::string>(j, "driver");
+  r.trials = j.value("trials", std::size_t{0});
+  r.resumed = j.value("resumed", std::size_t{0});
+  r.invalid = j.value("invalid", std::size_t{0});
+  r.budget_exhausted = j.value("budget_exhausted", false);
+  r.incumbent_failure = optional_from<std::string>(j, "incumbent_failure");
+  r.fixture_failure = optional_from<std::string>(j, "fixture_failure");
+  r.runoff = optional_from<RunoffStats>(j, "runoff");
+  r.workers_started = j.value("workers_started", 0);
+  r.best.reset();
+  if (const json& b = j.at("best"); !b.is_null()) {
+    MeasuredWinner w;
+    w.config = b.at("params").get<Config>();
+    w.median_ms = b.at("median_ms").get<double>();
+    w.min_ms = b.at("min_ms").get<double>();
+    w.reps = b.at("reps").get<std::int64_t>();
+    if (auto digest = optional_from<std::string>(b, "cache_key"))
+      w.cache_key = L2Key{b.at("key_schema").get<std::string>(), *digest};
+    r.best = std::move(w);
+  }
+}
+
+std::string BucketResult::dump() const {
+  return dump_json(json(*this), 2) + "\n";
+}
+
+void BucketResult::save(const std::filesystem::path& path) const {
+  write_file_atomic(path, dump(), "result-save");
+}
+
+result<BucketResult> BucketResult::load(const std::filesystem::path& path) {
+  const std::string label = path.string();
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return fail(label, 0, 0, "cannot read the file: " + ec.message());
+  if (auto d = size_problem(label, size, max_record_bytes, "a result file")) return fail(*d);
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    return json::parse(text.str()).get<BucketResult>();
+  } catch (const json::exception& e) {
+    return fail(label, 0, 0, fmt::format("not a bucket result: {}", e.what()));
+  }
+}
+
+Record assemble_record(const Workspace& workspace, const std::vector<BucketResult>& results) {
+  Record record(workspace);
+  record.context.stamp_here_and_now();
+  for (const BucketResult& r : results) {
+    if (!r.best) throw error(fmt::format("assemble_record: bucket '{}' has no winner", r.bucket));
+    if (r.device) record.context.device = r.device;
+    if (r.driver) record.context.driver = r.driver;
+    RecordEntry e;
+    e.bucket = r.bucket;
+    e.pruned_space_hash = r.pruned_space_hash;
+    e.config = r.best->config;
+    e.median_ms = r.best->median_ms;
+    e.samples = r.best->reps;
+    e.cache_key = r.best->cache_key;
+    e.source = "measured";
+    e.runoff = r.runoff ? nlohmann::json(*r.runoff) : nlohmann::json();
+    record.insert(std::move(e));
+  }
+  return record;
+}
+
+}  // namespace tune

@@ -1,0 +1,528 @@
+// longer than 500 lines because it holds the record's reading, writing and state checks,
+// which share the field helpers below; the checks (check_identity onwards) are the part to move
+// out when it grows again.
+#include <tuner/core/record/record.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/base/json_position.hpp>
+#include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/safe_file.hpp>
+#include <tuner/core/base/text.hpp>
+
+namespace tune {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json optional_string(const std::optional<std::string>& s) {
+  return s ? json(*s) : json(nullptr);
+}
+
+std::string squote(std::string_view s) {
+  return "'" + std::string(s) + "'";
+}
+
+std::string drift_text(std::string_view field, std::string_view recorded,
+                       std::string_view current) {
+  return std::string(field) + ": record has " + squote(recorded) + ", current is " +
+         squote(current);
+}
+
+}  // namespace
+
+// Reads the fields of a record's JSON, reporting the first field of the wrong type.
+struct RecordReader {
+  std::string path;
+
+  // The value as JSON for a message, cut to 100 bytes (a hostile value may be megabytes).
+  static std::string shown(const json& got) {
+    if (got.is_number_float() && !std::isfinite(got.get<double>()))
+      return "a number out of range";  // dump() would print null
+    std::string text = dump_json(got);
+    if (text.size() > 100)
+      text = text.substr(0, 100) + "... (" + std::to_string(text.size()) + " bytes)";
+    return text;
+  }
+
+  [[noreturn]] void bad(const std::string& field, const std::string& expected, const json& got) {
+    throw input_error(diagnostic{
+        path, 0, 0, "field '" + field + "' must be " + expected + ", got " + shown(got)});
+  }
+  const json* find(const json& obj, const char* name, const std::string& where, bool required) {
+    auto it = obj.find(name);
+    if (it == obj.end()) {
+      if (required)
+        throw input_error(diagnostic{path, 0, 0, "missing required field '" + where + name + "'"});
+      return nullptr;
+    }
+    return &*it;
+  }
+  std::string string(const json& obj, const char* name, const std::string& where) {
+    const json* v = find(obj, name, where, true);
+    if (!v->is_string()) bad(where + name, "a string", *v);
+    return v->get<std::string>();
+  }
+  std::optional<std::string> optional_string_field(const json& obj, const char* name,
+                                                   const std::string& where) {
+    const json* v = find(obj, name, where, false);
+    if (v == nullptr || v->is_null()) return std::nullopt;
+    if (!v->is_string()) bad(where + name, "a string or null", *v);
+    return v->get<std::string>();
+  }
+
+  RecordEntry entry(const json& e, const std::string& where) {
+    if (!e.is_object()) bad(where.substr(0, where.size() - 1), "an object", e);
+    RecordEntry out;
+    out.bucket = string(e, "bucket", where);
+    out.pruned_space_hash = string(e, "pruned_space_hash", where);
+    const json* config = find(e, "config", where, true);
+    if (!config->is_object()) bad(where + "config", "an object with 'id' and 'params'", *config);
+    out.config_id = string(*config, "id", where + "config.");
+    const json* params = find(*config, "params", where + "config.", true);
+    if (params->is_object())
+      for (auto it = params->begin(); it != params->end(); ++it)
+        if (it->is_number_unsigned() &&
+            it->get<std::uint64_t>() > std::uint64_t{std::numeric_limits<std::int64_t>::max()})
+          bad(where + "config.params." + it.key(), "an integer that fits in 64 bits", *it);
+    try {
+      out.config = params->get<Config>();
+    } catch (const json::exception&) {
+      bad(where + "config.params", "an object of integer or string values", *params);
+    }
+    const json* median = find(e, "median_ms", where, false);
+    if (median != nullptr && !median->is_null()) {
+      if (!median->is_number() || !std::isfinite(median->get<double>()) ||
+          median->get<double>() < 0)
+        bad(where + "median_ms", "a finite number >= 0 or null", *median);
+      out.median_ms = median->get<double>();
+    }
+    const json* samples = find(e, "samples", where, false);
+    if (samples != nullptr) {
+      if (!samples->is_number_integer()) bad(where + "samples", "an integer", *samples);
+      if (samples->is_number_unsigned()
+              ? samples->get<std::uint64_t>() >
+                    std::uint64_t{std::numeric_limits<std::int64_t>::max()}
+              : samples->get<std::int64_t>() < 0)
+        bad(where + "samples", "an integer >= 0", *samples);
+      out.samples = samples->get<std::int64_t>();
+    }
+    const json* key = find(e, "cache_key", where, false);
+    if (key != nullptr && !key->is_null()) {
+      if (!key->is_object()) bad(where + "cache_key", "an object or null", *key);
+      out.cache_key = L2Key{string(*key, "schema", where + "cache_key."),
+                            string(*key, "digest", where + "cache_key.")};
+    }
+    const json* source = find(e, "source", where, false);
+    if (source != nullptr) {
+      if (!source->is_string() || (*source != "measured" && *source != "pinned"))
+        bad(where + "source", "'measured' or 'pinned'", *source);
+      out.source = source->get<std::string>();
+    }
+    const json* runoff = find(e, "runoff", where, false);
+    if (runoff != nullptr) out.runoff = *runoff;
+    return out;
+  }
+
+  Record record(const json& j) {
+    if (!j.is_object()) throw input_error(diagnostic{path, 0, 0, "a record must be a JSON object"});
+    Record r;
+    const json* schema = find(j, "schema_version", "", true);
+    if (!schema->is_number_integer() || *schema > std::numeric_limits<int>::max() ||
+        *schema < std::numeric_limits<int>::min())
+      bad("schema_version", "an integer", *schema);
+    r.schema_version = schema->get<int>();
+    if (r.schema_version != record_schema_version) {
+      // Another schema: keep what can be named, leave the rest to verification.
+      auto text = [&](const char* name) {
+        auto it = j.find(name);
+        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+      };
+      r.kernel = text("kernel");
+      r.arch = text("arch");
+      return r;
+    }
+    r.kernel = string(j, "kernel", "");
+    r.arch = string(j, "arch", "");
+    r.source_hash = string(j, "source_hash", "");
+    r.space_hash = string(j, "space_hash", "");
+    r.toolchain = string(j, "toolchain", "");
+    r.tuner_version = string(j, "tuner_version", "");
+    const json* context = find(j, "context", "", false);
+    if (context != nullptr && !context->is_null()) {
+      if (!context->is_object()) bad("context", "an object", *context);
+      r.context.device = optional_string_field(*context, "device", "context.");
+      r.context.driver = optional_string_field(*context, "driver", "context.");
+      r.context.host_compiler = optional_string_field(*context, "host_compiler", "context.");
+      r.context.machine = optional_string_field(*context, "machine", "context.");
+      r.context.date = optional_string_field(*context, "date", "context.");
+    }
+    const json* entries = find(j, "entries", "", true);
+    if (!entries->is_array()) bad("entries", "an array", *entries);
+    for (std::size_t i = 0; i < entries->size(); ++i)
+      r.entries_.push_back(entry((*entries)[i], "entries[" + std::to_string(i) + "]."));
+    std::stable_sort(
+        r.entries_.begin(), r.entries_.end(),
+        [](const RecordEntry& a, const RecordEntry& b) { return a.bucket < b.bucket; });
+    return r;
+  }
+};
+
+const Workspace::Bucket* Workspace::bucket(std::string_view name) const {
+  for (const auto& b : buckets)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+Record::Record(const Workspace& w)
+    : kernel(w.kernel),
+      arch(w.arch),
+      source_hash(w.source_hash),
+      space_hash(w.space_hash),
+      toolchain(w.toolchain),
+      tuner_version(w.tuner_version),
+      context(w.context) {}
+
+void Record::insert(RecordEntry entry) {
+  if (entry.config_id.empty()) entry.config_id = entry.config.id();
+  entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
+                                [&](const RecordEntry& e) { return e.bucket == entry.bucket; }),
+                 entries_.end());
+  auto at = std::upper_bound(
+      entries_.begin(), entries_.end(), entry,
+      [](const RecordEntry& a, const RecordEntry& b) { return a.bucket < b.bucket; });
+  entries_.insert(at, std::move(entry));
+}
+
+const RecordEntry* Record::get(std::string_view bucket) const {
+  for (const auto& e : entries_)
+    if (e.bucket == bucket) return &e;
+  return nullptr;
+}
+
+json Record::to_json() const {
+  json j;
+  j["schema_version"] = schema_version;
+  j["kernel"] = kernel;
+  j["arch"] = arch;
+  j["source_hash"] = source_hash;
+  j["space_hash"] = space_hash;
+  j["toolchain"] = toolchain;
+  j["tuner_version"] = tuner_version;
+  j["context"] = {{"device", optional_string(context.device)},
+                  {"driver", optional_string(context.driver)},
+                  {"host_compiler", optional_string(context.host_compiler)},
+                  {"machine", optional_string(context.machine)},
+                  {"date", optional_string(context.date)}};
+  j["entries"] = json::array();
+  for (const auto& e : entries_) {
+    json je;
+    je["bucket"] = e.bucket;
+    je["pruned_space_hash"] = e.pruned_space_hash;
+    je["config"] = {{"id", e.config_id.empty() ? e.config.id() : e.config_id},
+                    {"params", e.config}};
+    je["median_ms"] = e.median_ms ? json(*e.median_ms) : json(nullptr);
+    je["samples"] = e.samples;
+    je["cache_key"] = e.cache_key
+                          ? json{{"schema", e.cache_key->schema}, {"digest", e.cache_key->digest}}
+                          : json(nullptr);
+    je["source"] = e.source;
+    je["runoff"] = e.runoff;
+    j["entries"].push_back(std::move(je));
+  }
+  return j;
+}
+
+std::string Record::dump() const {
+  return dump_json(to_json(), 2) + "\n";
+}
+
+void RecordContext::stamp_here_and_now() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0 && host[0] != '\0') machine = host;
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char day[16];
+  std::strftime(day, sizeof day, "%Y-%m-%d", &tm);
+  date = day;
+}
+
+void Record::save(const fs::path& path) const {
+  write_file_atomic(path, dump(), "record-save");
+  remove_stale_temporaries(path);  // of a save that was killed before its rename
+}
+
+namespace {
+
+// `d`, a RecordReader diagnostic naming a `field '<path>'`, with the line and column of that
+// field's value in `text` (of the object that lacks it, for a missing field): a hand-edited
+// record is fixed in an editor, which wants a place, not a path.
+diagnostic with_field_position(diagnostic d, std::string_view text) {
+  const std::string marker = "field '";
+  const std::size_t start = d.message.find(marker);
+  if (start == std::string::npos) return d;
+  const std::size_t from = start + marker.size();
+  const std::size_t end = d.message.find('\'', from);
+  if (end == std::string::npos) return d;
+  if (auto offset = json_value_offset(text, std::string_view(d.message).substr(from, end - from))) {
+    const TextPosition at = text_position(text, *offset);
+    d.line = at.line;
+    d.column = at.column;
+  }
+  return d;
+}
+
+}  // namespace
+
+result<Record> Record::parse(std::string_view json_text, const std::string& path) {
+  if (auto d = size_problem(path, json_text.size(), max_record_bytes, "a record")) return fail(*d);
+  if (auto d = json_nesting_problem(json_text, path)) return fail(*d);
+  json j;
+  try {
+    j = json::parse(json_text);
+  } catch (const json::parse_error& e) {  // `byte` counts the bytes read, the bad one included
+    const TextPosition at = text_position(json_text, e.byte > 0 ? e.byte - 1 : 0);
+    return fail(path, at.line, at.column, std::string("not valid JSON: ") + e.what());
+  } catch (const json::exception& e) {  // out_of_range for 1e999
+    return fail(path, 0, 0, std::string("not valid JSON: ") + e.what());
+  }
+  try {
+    return RecordReader{path}.record(j);
+  } catch (const input_error& e) {
+    return fail(with_field_position(e.diag(), json_text));
+  }
+}
+
+result<Record> Record::load(const fs::path& path) {
+  if (auto d = not_regular_problem(path)) return fail(*d);  // /dev/zero would never end
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (!ec)
+    if (auto d = size_problem(path.string(), size, max_record_bytes, "a record")) return fail(*d);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(path.string(), 0, 0, "cannot read the record");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), path.string());
+}
+
+std::string_view to_string(RecordState s) {
+  switch (s) {
+    case RecordState::fresh:
+      return "fresh";
+    case RecordState::stale:
+      return "stale";
+    case RecordState::missing:
+      return "missing";
+    case RecordState::unreadable:
+      return "unreadable";
+  }
+  return "unknown";
+}
+
+std::string Verification::report(const std::string& path_label) const {
+  std::string out;
+  for (const auto& w : warnings)
+    out += path_label + ": warning: " + w + "\n";
+  for (const auto& e : errors)
+    out += path_label + ": error: " + e + "\n";
+  if (!ok() && !retune_command.empty())
+    out += path_label + ": note: re-tune with: " + retune_command + "\n";
+  return out;
+}
+
+namespace {
+
+// Step 1 after the schema: the record must be of this kernel, arch, source and space.
+void check_identity(const Record& record, const Workspace& w, std::vector<std::string>& errors) {
+  if (record.kernel != w.kernel) errors.push_back(drift_text("kernel", record.kernel, w.kernel));
+  if (record.arch != w.arch) errors.push_back(drift_text("arch", record.arch, w.arch));
+  if (record.source_hash != w.source_hash)
+    errors.push_back(drift_text("source_hash", record.source_hash, w.source_hash));
+  if (record.space_hash != w.space_hash)
+    errors.push_back(drift_text("space_hash", record.space_hash, w.space_hash));
+}
+
+// Step 2, for an entry whose bucket appears once: its config id, bucket, pruned space and
+// config against the current space. Returns whether its key can be recomputed (its bucket
+// and config are in the current space).
+bool check_entry(const RecordEntry& e, const Workspace& w, std::vector<std::string>& errors) {
+  bool checkable = true;
+  std::string entry = "entry " + squote(e.bucket);
+  std::string params_id = e.config.id();
+  if (e.config_id != params_id) {
+    checkable = false;
+    errors.push_back(entry + " config.id: record has " + squote(e.config_id) +
+                     ", its params give " + squote(params_id));
+  }
+  const Workspace::Bucket* b = w.bucket(e.bucket);
+  if (b == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& wb : w.buckets)
+      names.push_back(wb.name);
+    errors.push_back("entries: record has bucket " + squote(e.bucket) +
+                     ", which the current space lacks" + did_you_mean(e.bucket, names) +
+                     " (it has " + quoted_list(names) + ")");
+    return false;
+  }
+  if (e.pruned_space_hash != b->pruned_space_hash)
+    errors.push_back(
+        drift_text(entry + " pruned_space_hash", e.pruned_space_hash, b->pruned_space_hash));
+  if (checkable &&
+      std::find(b->config_ids.begin(), b->config_ids.end(), params_id) == b->config_ids.end()) {
+    checkable = false;
+    errors.push_back(entry + " config: record has " + squote(params_id) +
+                     ", current pruned space of the bucket does not contain it");
+  }
+  return checkable;
+}
+
+// Step 2: one entry per bucket of the current space, each checked. `checkable[i]`: entry i's
+// bucket and config are in the current space, so its key can be recomputed.
+std::vector<bool> check_entries(const std::vector<RecordEntry>& entries, const Workspace& w,
+                                std::vector<std::string>& errors) {
+  std::vector<bool> checkable(entries.size(), true);
+  std::map<std::string, int> count;
+  for (const auto& e : entries)
+    ++count[e.bucket];
+  std::map<std::string, bool> duplicate_reported;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const RecordEntry& e = entries[i];
+    if (count[e.bucket] > 1) {
+      checkable[i] = false;
+      if (!duplicate_reported[e.bucket]) {
+        duplicate_reported[e.bucket] = true;
+        errors.push_back("entries: record has bucket " + squote(e.bucket) + " " +
+                         std::to_string(count[e.bucket]) +
+                         " times, current is one entry per bucket");
+      }
+      continue;
+    }
+    checkable[i] = check_entry(e, w, errors);
+  }
+  for (const auto& b : w.buckets)
+    if (count.find(b.name) == count.end())
+      errors.push_back("entries: record has no entry for bucket " + squote(b.name) +
+                       ", current space declares it");
+  return checkable;
+}
+
+// Step 4: each checkable entry's cache key against the one recomputed now.
+void check_cache_keys(const std::vector<RecordEntry>& entries, const std::vector<bool>& checkable,
+                      const RecomputeKey& recompute_key, std::vector<std::string>& errors,
+                      std::vector<std::string>& warnings) {
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const RecordEntry& e = entries[i];
+    if (!checkable[i]) continue;
+    std::string field = "entry " + squote(e.bucket) + " cache_key";
+    L2Key current = recompute_key(e);
+    if (!e.cache_key) {
+      errors.push_back(field + ": record has none, current is " + squote(current.str()));
+    } else if (e.cache_key->schema != current.schema) {
+      warnings.push_back(field + ": record has key schema " + squote(e.cache_key->schema) +
+                         ", current is " + squote(current.schema) + " (incomparable, not checked)");
+    } else if (e.cache_key->digest != current.digest) {
+      errors.push_back(drift_text(field, e.cache_key->str(), current.str()));
+    }
+  }
+}
+
+// Step 5: drift that only shifts timings, as warnings.
+void warn_context_drift(const Record& record, const Workspace& w,
+                        std::vector<std::string>& warnings) {
+  auto warn_drift = [&](std::string_view field, const std::optional<std::string>& recorded,
+                        const std::optional<std::string>& current) {
+    if (recorded && current && !recorded->empty() && !current->empty() && *recorded != *current)
+      warnings.push_back(drift_text(field, *recorded, *current));
+  };
+  warn_drift("context.device", record.context.device, w.context.device);
+  warn_drift("context.driver", record.context.driver, w.context.driver);
+  warn_drift("context.host_compiler", record.context.host_compiler, w.context.host_compiler);
+  if (record.tuner_version != w.tuner_version)
+    warnings.push_back(drift_text("tuner_version", record.tuner_version, w.tuner_version));
+}
+
+}  // namespace
+
+Verification verify_record(Record record, const Workspace& w, const RecomputeKey& recompute_key,
+                           const VerifyOptions& options) {
+  Verification v;
+  v.retune_command = w.retune_command;
+  auto& errors = v.errors;
+  auto& warnings = v.warnings;
+
+  // 1. Identity. Another schema cannot be read further.
+  if (record.schema_version != record_schema_version) {
+    errors.push_back(drift_text("schema_version", std::to_string(record.schema_version),
+                                std::to_string(record_schema_version)));
+    v.state = RecordState::stale;
+    return v;
+  }
+  check_identity(record, w, errors);
+
+  // 2. Entries.
+  const std::vector<bool> checkable = check_entries(record.entries(), w, errors);
+
+  // 3. Toolchain drift: every key covers the fingerprint, so keys are not compared across it.
+  bool toolchain_drift = record.toolchain != w.toolchain;
+  if (toolchain_drift) {
+    std::string m = drift_text("toolchain", record.toolchain, w.toolchain);
+    if (options.allow_toolchain_drift)
+      warnings.push_back(m + " (drift allowed: cache keys not compared)");
+    else
+      errors.push_back(m);
+  }
+
+  // 4. Cache keys.
+  if (!toolchain_drift)
+    check_cache_keys(record.entries(), checkable, recompute_key, errors, warnings);
+
+  // 5. Drift that only shifts timings.
+  warn_context_drift(record, w, warnings);
+
+  if (errors.empty()) {
+    v.state = RecordState::fresh;
+    v.record = std::move(record);
+  } else {
+    v.state = RecordState::stale;
+  }
+  return v;
+}
+
+Verification load_verified(const fs::path& path, const Workspace& workspace,
+                           const RecomputeKey& recompute_key, const VerifyOptions& options) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    Verification v;
+    v.state = RecordState::missing;
+    v.retune_command = workspace.retune_command;
+    v.errors.push_back("record: missing for kernel " + squote(workspace.kernel) + " arch " +
+                       squote(workspace.arch) + ", expected at " + squote(path.string()));
+    return v;
+  }
+  result<Record> r = Record::load(path);
+  if (!r) {
+    Verification v;
+    v.state = RecordState::unreadable;
+    v.errors.push_back(r.error().message);
+    v.line = r.error().line;
+    v.column = r.error().column;
+    return v;
+  }
+  return verify_record(std::move(*r), workspace, recompute_key, options);
+}
+
+}  // namespace tune

@@ -1,0 +1,283 @@
+#include <tuner/core/scale/shard_merge.hpp>
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/build/cache_key.hpp>
+#include <tuner/core/build/toolchain.hpp>
+#include <tuner/core/search/file_lock.hpp>
+#include <tuner/core/tune/kernel_tune.hpp>
+
+namespace tune {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+ShardExpectation expect_shards(const KernelBuild& build) {
+  return {build.space.space_hash(), source_hash(build.manifest),
+          manifest_toolchain(build.manifest).fingerprint(), bench_json(build.space.bench())};
+}
+
+LogHeader bucket_log_header(const KernelBuild& build, const Bucket& bucket,
+                            const std::string& arch) {
+  LogHeader h;
+  h.tuner = build.manifest.kernel + "/" + bucket.name;
+  h.space_hash = Space::pruned_space_hash(build.space.configs(bucket).value());
+  h.arch = arch;
+  h.source_hash = source_hash(build.manifest);
+  h.toolchain = manifest_toolchain(build.manifest).fingerprint();
+  return h;
+}
+
+namespace {
+
+std::string label(const ShardSummary& s) {
+  return fmt::format("'{}' (shard {})", s.path.string(), s.shard.str());
+}
+
+// Every summary of `kernel` on `arch` under `dirs`.
+result<std::vector<ShardSummary>> read_summaries(const std::string& kernel, const std::string& arch,
+                                                 const std::vector<fs::path>& dirs) {
+  static const std::regex name(R"(shard-[0-9]+-of-[0-9]+\.json)");
+  std::vector<ShardSummary> out;
+  for (const fs::path& dir : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return fail(dir.string(), 0, 0, "no such folder of shard logs");
+    std::vector<fs::path> found;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+         it.increment(ec))
+      if (it->is_regular_file() && std::regex_match(it->path().filename().string(), name))
+        found.push_back(it->path());
+    if (ec) throw error(fmt::format("cannot list '{}': {}", dir.string(), ec.message()));
+    std::sort(found.begin(), found.end());
+    for (const fs::path& p : found) {
+      result<ShardSummary> s = ShardSummary::load(p);
+      if (!s) return fail(s.error());
+      if (s->kernel == kernel && s->arch == arch) out.push_back(std::move(*s));
+    }
+  }
+  return out;
+}
+
+// The first field in which `s` differs from this build, as a message; nullopt when none does.
+std::optional<std::string> difference(const ShardSummary& s, const ShardExpectation& e) {
+  if (s.bench != e.bench) {
+    std::vector<std::string> keys;
+    for (auto& [k, v] : e.bench.items())
+      if (!s.bench.contains(k) || s.bench[k] != v)
+        keys.push_back(fmt::format("{} {} (shard) vs {} (this build)", k,
+                                   s.bench.contains(k) ? s.bench[k].dump() : "none", v.dump()));
+    return fmt::format("{} was measured with other bench settings: {}", label(s), join(keys, ", "));
+  }
+  const std::pair<const char*, std::pair<const std::string*, const std::string*>> fields[] = {
+      {"space_hash", {&s.space_hash, &e.space_hash}},
+      {"source_hash", {&s.source_hash, &e.source_hash}},
+      {"toolchain", {&s.toolchain, &e.toolchain}}};
+  for (const auto& [field, values] : fields)
+    if (*values.first != *values.second)
+      return fmt::format("{} is of another {}: {} '{}' (shard) vs '{}' (this build)", label(s),
+                         field == std::string("space_hash")
+                             ? "space"
+                             : (field == std::string("source_hash") ? "source" : "toolchain"),
+                         field, *values.first, *values.second);
+  return std::nullopt;
+}
+
+// Whether `s` holds the slices the plan gives its shard, as a message when it does not.
+std::optional<std::string> split_difference(const ShardSummary& s, const Space& space,
+                                            const ShardPlan& plan) {
+  const std::vector<ShardSlice>& want = plan.shards[static_cast<std::size_t>(s.shard.index - 1)];
+  auto show = [](const std::string& bucket, std::size_t a, std::size_t b) {
+    return fmt::format("'{}' [{}, {})", bucket, a, b);
+  };
+  std::vector<std::string> planned, found;
+  for (const ShardSlice& w : want)
+    planned.push_back(show(space.buckets()[w.bucket].name, w.first, w.end));
+  for (const ShardBucket& b : s.buckets)
+    found.push_back(show(b.bucket, b.first, b.end));
+  if (planned == found) return std::nullopt;
+  return fmt::format(
+      "{} measured another split ({}) than this build plans ({}): the space "
+      "changed since it ran",
+      label(s), found.empty() ? "nothing" : join(found, ", "),
+      planned.empty() ? "nothing" : join(planned, ", "));
+}
+
+}  // namespace
+
+result<ShardSet> find_shards(const KernelBuild& build, const std::string& arch,
+                             const ShardExpectation& expected, const std::vector<fs::path>& dirs) {
+  const std::string& kernel = build.manifest.kernel;
+  result<std::vector<ShardSummary>> found = read_summaries(kernel, arch, dirs);
+  if (!found) return fail(found.error());
+  std::vector<std::string> shown;
+  for (const fs::path& d : dirs)
+    shown.push_back(d.string());
+  if (found->empty())
+    return fail("", 0, 0,
+                fmt::format("no shard of '{}' ({}) under {}: run 'tuner run --manifest {} "
+                            "--shard K/N' first",
+                            kernel, arch, quoted_list(shown), build.manifest.path.string()));
+  ShardSet set;
+  set.count = found->front().shard.count;
+  for (const ShardSummary& s : *found)
+    if (s.shard.count != set.count)
+      return fail("", 0, 0,
+                  fmt::format("shards of different splits: {} and {}; merge the shards of one "
+                              "split",
+                              label(found->front()), label(s)));
+  std::map<int, const ShardSummary*> by_index;
+  for (const ShardSummary& s : *found) {
+    auto [it, fresh] = by_index.emplace(s.shard.index, &s);
+    if (!fresh)
+      return fail("", 0, 0,
+                  fmt::format("shard {} found twice: '{}' and '{}'; keep one of them",
+                              s.shard.str(), it->second->path.string(), s.path.string()));
+  }
+  result<ShardPlan> plan = plan_space(build.space, set.count);
+  if (!plan) return fail(plan.error());
+  std::optional<std::string> device;
+  const ShardSummary* device_shard = nullptr;
+  for (const ShardSummary& s : *found) {
+    if (auto d = difference(s, expected)) return fail("", 0, 0, *d);
+    if (auto d = split_difference(s, build.space, *plan)) return fail("", 0, 0, *d);
+    if (!s.device) continue;
+    if (device && *device != *s.device)
+      return fail("", 0, 0,
+                  fmt::format("the shards ran on different kinds of device: '{}' ({}) and '{}' "
+                              "({}); a record is for one device kind",
+                              *device, label(*device_shard), *s.device, label(s)));
+    device = s.device;
+    device_shard = &s;
+  }
+  for (int k = 1; k <= set.count; ++k) {
+    auto it = by_index.find(k);
+    if (it != by_index.end()) {
+      set.complete.push_back(*it->second);
+      continue;
+    }
+    set.missing.push_back(k);
+    for (const fs::path& dir : dirs) {
+      const fs::path summary = shard_summary_path(dir, arch, {k, set.count});
+      std::error_code ec;
+      if (!fs::exists(FileLock::lock_path(summary), ec)) continue;
+      result<FileLock> lock = FileLock::try_lock(summary, "shard " + ShardSpec{k, set.count}.str());
+      if (!lock) set.running.push_back(lock.error().message);
+    }
+  }
+  return set;
+}
+
+result<BucketResult> merge_bucket(const BucketMerge& job) {
+  const Space& space = job.build.space;
+  const LogHeader header = bucket_log_header(job.build, job.bucket, job.arch);
+  result<std::vector<Config>> configs = space.configs(job.bucket);
+  if (!configs) return fail(configs.error());
+  const Toolchain toolchain = manifest_toolchain(job.build.manifest);
+  CacheKeyer keyer(job.build.manifest, space, toolchain.fingerprint());
+  std::map<std::string, std::string> key_of;
+  for (const Config& c : *configs)
+    key_of.emplace(c.id(), keyer.key(c, job.arch).digest);
+
+  BucketResult totals;
+  totals.kernel = job.build.manifest.kernel;
+  totals.bucket = job.bucket.name;
+  totals.arch = job.arch;
+  totals.pruned_space_hash = header.space_hash;
+  std::vector<Trial> trials;
+  for (const ShardSummary& s : job.shards.complete) {
+    for (const ShardBucket& b : s.buckets) {
+      if (b.bucket != job.bucket.name) continue;
+      if (b.result.incumbent_failure) {
+        totals.incumbent_failure =
+            fmt::format("shard {}: {}", s.shard.str(), *b.result.incumbent_failure);
+        return totals;
+      }
+      const fs::path path = s.path.parent_path() / b.log;
+      std::error_code ec;
+      if (!fs::exists(path, ec))
+        return fail(path.string(), 0, 0,
+                    fmt::format("the trial log of shard {} is missing", s.shard.str()));
+      result<TrialLog> log = TrialLog::open(path, header);
+      if (!log) return fail(log.error());
+      for (const std::string& w : log->warnings())
+        if (job.say) job.say(job.bucket.name + ": " + w);
+      for (const Trial& t : log->trials()) {
+        if (t.phase == Phase::runoff) continue;
+        auto key = key_of.find(t.id());
+        if (key == key_of.end())
+          return fail(path.string(), 0, 0,
+                      fmt::format("config {} is not in the bucket's space", t.id()));
+        if (t.is_measured() && t.cache_key && *t.cache_key != key->second)
+          return fail(path.string(), 0, 0,
+                      fmt::format("{} was measured with cache key '{}' and this build compiles "
+                                  "it as '{}': the shards built the kernel differently (flags, "
+                                  "include paths or headers)",
+                                  t.id(), *t.cache_key, key->second));
+        trials.push_back(t);
+      }
+      totals.trials += b.result.trials;
+      totals.invalid += b.result.invalid;
+      totals.budget_exhausted = totals.budget_exhausted || b.result.budget_exhausted;
+      if (!totals.device) totals.device = b.result.device;
+      if (!totals.driver) totals.driver = b.result.driver;
+    }
+  }
+  std::string text = to_json(header).dump() + "\n";
+  std::vector<std::string> measured;
+  for (const Trial& t : trials) {
+    text += to_json_line(t) + "\n";
+    if (t.is_measured()) measured.push_back(t.id());
+  }
+  // Written whole, so that an interrupted merge leaves a log that is either the old or the new.
+  write_file_atomic(job.merged_log, text, "merge-log");
+  if (measured.empty()) return totals;  // nothing valid in any slice: no winner
+
+  BucketTune tune{job.build,    job.bucket,    job.arch,   job.merged_log,
+                  std::nullopt, job.timeout_s, job.launch, job.say};
+  tune.only = measured;  // nothing is measured again: the merged log holds every trial
+  tune.runoff = true;
+  result<BucketResult> r = tune_bucket(tune);
+  if (!r) return fail(r.error());
+  r->trials = totals.trials;
+  r->resumed = totals.trials;
+  r->invalid = totals.invalid;
+  r->budget_exhausted = totals.budget_exhausted;
+  if (r->device && totals.device && *r->device != *totals.device)
+    return fail("", 0, 0,
+                fmt::format("the runoff of '{}' ran on '{}' and the shards on '{}': a record is "
+                            "for one device kind; merge on a device of the shards' kind",
+                            job.bucket.name, *r->device, *totals.device));
+  if (!r->device) r->device = totals.device;
+  if (!r->driver) r->driver = totals.driver;
+  return r;
+}
+
+WorkerHello worker_hello(const WorkerLauncher& launch, double timeout_s) {
+  std::unique_ptr<WorkerConnection> worker = launch();
+  std::string line;
+  const Subprocess::Read r = worker->read(line, timeout_s);
+  auto refuse = [&](const std::string& why) {
+    const std::string last = worker->last_words();
+    worker->kill();
+    throw WorkerStartFailure("the measuring worker did not start: " + why +
+                             (last.empty() ? "" : ": " + last));
+  };
+  if (r == Subprocess::Read::timeout)
+    refuse(fmt::format("it did not answer within {} s", timeout_s));
+  if (r == Subprocess::Read::eof) refuse(worker->wait().describe());
+  result<WorkerHello> hello = decode_hello(line);
+  if (!hello) refuse(fmt::format("unreadable answer '{}'", line));
+  if (!hello->ready) refuse(hello->error);
+  worker->kill();
+  return *hello;
+}
+
+}  // namespace tune

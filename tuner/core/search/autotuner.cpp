@@ -1,0 +1,494 @@
+#include <tuner/core/search/autotuner.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <tuner/core/search/strategy.hpp>
+#include <tuner/core/space/space.hpp>
+
+namespace tune {
+
+Autotuner::Autotuner(std::string name) {
+  settings_.name = std::move(name);
+}
+
+Autotuner& Autotuner::prune(std::function<bool(const Config&)> keep) {
+  settings_.prune = std::move(keep);
+  return *this;
+}
+Autotuner& Autotuner::require(std::vector<Config> incumbents) {
+  settings_.require = std::move(incumbents);
+  return *this;
+}
+Autotuner& Autotuner::soft_incumbent(Config config) {
+  settings_.soft_incumbent = std::move(config);
+  return *this;
+}
+Autotuner& Autotuner::runoff_policy(RunoffPolicy policy) {
+  settings_.runoff_policy = policy;
+  return *this;
+}
+Autotuner& Autotuner::budget(double seconds) {
+  settings_.budget_s = seconds;
+  return *this;
+}
+Autotuner& Autotuner::search(SearchSettings settings) {
+  settings_.search = std::move(settings);
+  return *this;
+}
+Autotuner& Autotuner::arch(std::string arch) {
+  settings_.arch = std::move(arch);
+  return *this;
+}
+Autotuner& Autotuner::log(std::filesystem::path path) {
+  settings_.log_path = std::move(path);
+  return *this;
+}
+Autotuner& Autotuner::space_hash(std::string hash) {
+  settings_.space_hash = std::move(hash);
+  return *this;
+}
+Autotuner& Autotuner::source_hash(std::string hash) {
+  settings_.source_hash = std::move(hash);
+  return *this;
+}
+Autotuner& Autotuner::toolchain(std::string fingerprint) {
+  settings_.toolchain = std::move(fingerprint);
+  return *this;
+}
+Autotuner& Autotuner::maximize(bool on) {
+  settings_.maximize = on;
+  return *this;
+}
+Autotuner& Autotuner::on_progress(std::function<void(const Progress&)> fn) {
+  settings_.on_progress = std::move(fn);
+  return *this;
+}
+Autotuner& Autotuner::on_warning(std::function<void(const std::string&)> fn) {
+  settings_.on_warning = std::move(fn);
+  return *this;
+}
+
+namespace {
+
+// One run of the search, in the steps of docs/search.md: prune, open the log, resume, the
+// incumbents, the soft incumbent, the strategy's search, the best, the runoff. Indices `k` are
+// into the pruned
+// space; `space_[k]` is the objective's index of the k-th kept config.
+class SearchRun {
+ public:
+  SearchRun(const Autotuner::Settings& settings, Objective& objective)
+      : s_(settings), objective_(objective), start_(std::chrono::steady_clock::now()) {}
+
+  result<Output> run();
+
+ private:
+  void warn(const std::string& w) {
+    if (s_.on_warning) s_.on_warning(w);
+    out_.warnings.push_back(w);
+  }
+  void prune();
+  std::optional<diagnostic> open_log();
+  std::optional<diagnostic> find_incumbents();
+  bool take(std::size_t k, Phase phase);
+  bool budget_left() const;
+  Progress progress(bool resumed) const;
+  void soft_incumbent();
+  void search();
+  void tell(std::size_t k);
+  bool stop_rule_hit();
+  void adopt_the_rest();
+  void choose_best();
+  void runoff();
+  void apply_runoff(const RunoffPairs& pairs, std::size_t inc, std::size_t chal);
+  void log_runoff(Trial t, std::size_t k, const RunoffPairs& pairs);
+  void set_best(std::optional<std::size_t> trial);
+  std::size_t k_of(std::size_t trial) const { return position_.at(out_.trials[trial].id()); }
+  bool is_required(std::size_t k) const {
+    return std::find(incumbents_.begin(), incumbents_.end(), k) != incumbents_.end();
+  }
+
+  const Autotuner::Settings& s_;
+  Objective& objective_;
+  std::chrono::steady_clock::time_point start_;
+  Output out_;
+  std::vector<std::size_t> space_;
+  std::vector<Config> pruned_;
+  std::optional<TrialLog> log_;
+  std::vector<std::optional<std::string>> keys_;
+  std::map<std::string, Trial> adopt_;
+  std::unordered_map<std::string, std::size_t> position_;
+  std::vector<std::size_t> incumbents_;
+  std::vector<bool> visited_;
+  std::optional<std::size_t> soft_;
+  std::optional<SpaceIndex> index_;
+  std::unique_ptr<Strategy> strategy_;
+  std::size_t evaluations_ = 0;
+  std::optional<double> best_value_;
+  std::size_t since_improvement_ = 0;
+  std::size_t measured_ = 0;         // trials measured now (not adopted)
+  std::optional<double> best_seen_;  // for progress displays
+};
+
+result<Output> SearchRun::run() {
+  prune();
+  // The log first, so that a later error still leaves a headed log.
+  if (auto d = open_log()) return fail(*d);
+  if (auto d = find_incumbents()) return fail(*d);
+  for (std::size_t k : incumbents_) {
+    const bool fresh = take(k, Phase::required);
+    const Trial& t = out_.trials.back();
+    if (fresh && !t.is_measured()) {
+      out_.incumbent_failure =
+          fmt::format("incumbent {} failed: {}; cannot guarantee the winner beat it", t.id(),
+                      t.state.invalid()->reason);
+      return std::move(out_);
+    }
+  }
+  soft_incumbent();
+  search();
+  choose_best();
+  if (out_.best_index && !s_.maximize) runoff();
+  return std::move(out_);
+}
+
+void SearchRun::prune() {
+  const std::vector<Config>& all = objective_.configs();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (s_.prune && !s_.prune(all[i])) continue;
+    space_.push_back(i);
+    pruned_.push_back(all[i]);
+  }
+  for (std::size_t k = 0; k < pruned_.size(); ++k)
+    position_.emplace(pruned_[k].id(), k);
+  visited_.assign(pruned_.size(), false);
+}
+
+// Opens the log and reads the resume state: measured trials still in the space, with the
+// current cache key.
+std::optional<diagnostic> SearchRun::open_log() {
+  keys_.resize(pruned_.size());
+  for (std::size_t k = 0; k < pruned_.size(); ++k)
+    keys_[k] = objective_.cache_key(space_[k]);
+  if (!s_.log_path) return std::nullopt;
+  LogHeader header;
+  header.tuner = s_.name;
+  header.space_hash = s_.space_hash ? *s_.space_hash : Space::pruned_space_hash(pruned_);
+  header.arch = s_.arch;
+  header.source_hash = s_.source_hash;
+  header.toolchain = s_.toolchain;
+  header.objective = s_.maximize ? "maximize" : "minimize";
+  header.search = s_.search.identity();
+  result<TrialLog> opened = TrialLog::open(*s_.log_path, header);
+  if (!opened) return opened.error();
+  log_.emplace(std::move(*opened));
+  for (const std::string& w : log_->warnings())
+    warn(w);
+  adopt_ = adoptable_trials(log_->trials(), pruned_, &keys_);
+  return std::nullopt;
+}
+
+// Required configs, matched by id (duplicates once); all checked before anything is measured.
+std::optional<diagnostic> SearchRun::find_incumbents() {
+  std::unordered_set<std::string> seen;
+  for (const Config& c : s_.require) {
+    std::string id = c.id();
+    if (!seen.insert(id).second) continue;
+    auto it = position_.find(id);
+    if (it == position_.end())
+      return diagnostic{"", 0, 0,
+                        fmt::format("required config '{}' is not in the space{}", id,
+                                    s_.prune ? " after pruning" : "")};
+    incumbents_.push_back(it->second);
+  }
+  return std::nullopt;
+}
+
+// Adopts or measures the k-th config; returns whether it was measured now.
+bool SearchRun::take(std::size_t k, Phase phase) {
+  visited_[k] = true;
+  bool resumed = false;
+  if (auto it = adopt_.find(pruned_[k].id()); it != adopt_.end()) {
+    out_.trials.push_back(it->second);
+    ++out_.resumed;
+    resumed = true;
+  } else {
+    Trial t = objective_.measure(space_[k]);
+    t.config = pruned_[k];
+    t.phase = phase;
+    if (t.time.empty()) t.time = utc_now_iso8601();
+    if (!t.cache_key) t.cache_key = keys_[k];
+    if (log_) log_->append(t);
+    out_.trials.push_back(std::move(t));
+  }
+  if (!resumed) ++measured_;
+  if (const auto* m = out_.trials.back().state.measured())
+    if (!best_seen_ || (s_.maximize ? m->median_ms > *best_seen_ : m->median_ms < *best_seen_))
+      best_seen_ = m->median_ms;
+  if (s_.on_progress) s_.on_progress(progress(resumed));
+  return !resumed;
+}
+
+Progress SearchRun::progress(bool resumed) const {
+  std::size_t planned = pruned_.size();
+  if (s_.search.max_evals)
+    planned = std::min(planned, static_cast<std::size_t>(*s_.search.max_evals));
+  planned = std::max(planned, out_.trials.size());
+  Progress p{out_.trials.size(), planned, out_.trials.back(), resumed, best_seen_, 0, {}};
+
+  p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (measured_ > 0) {
+    p.remaining_s = p.elapsed_s / static_cast<double>(measured_) *
+                    static_cast<double>(planned - out_.trials.size());
+    if (const std::optional<double> budget = s_.budget_s ? s_.budget_s : s_.search.budget_s)
+      p.remaining_s = std::min(*p.remaining_s, std::max(0.0, *budget - p.elapsed_s));
+  }
+  return p;
+}
+
+bool SearchRun::budget_left() const {
+  if (const std::optional<double> budget = s_.budget_s ? s_.budget_s : s_.search.budget_s) {
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
+    if (elapsed.count() >= *budget) return false;
+  }
+  const std::optional<double> remaining = objective_.budget_remaining();
+  return !(remaining && *remaining <= 0);
+}
+
+// The committed winner: measured next, so that it wins ties of the sequential medians; dropped
+// with a warning when it left the space or fails.
+void SearchRun::soft_incumbent() {
+  if (!s_.soft_incumbent) return;
+  const std::string id = s_.soft_incumbent->id();
+  auto it = position_.find(id);
+  if (it == position_.end()) {
+    warn(fmt::format("committed winner {} is no longer in the space{}; dropped", id,
+                     s_.prune ? " after pruning" : ""));
+  } else if (visited_[it->second]) {
+    soft_ = it->second;  // also required: measured already
+  } else {
+    take(it->second, Phase::search);
+    const Trial& t = out_.trials.back();
+    if (t.is_measured())
+      soft_ = it->second;
+    else
+      warn(fmt::format("committed winner {} failed: {}; dropped", id, t.state.invalid()->reason));
+  }
+}
+
+// Tells the strategy what config k gave (the last trial): log(median), or -log(score) when
+// maximizing, so that lower is better and differences are relative.
+void SearchRun::tell(std::size_t k) {
+  const auto* m = out_.trials.back().state.measured();
+  std::optional<double> value;
+  if (m != nullptr && m->median_ms > 0)
+    value = s_.maximize ? -std::log(m->median_ms) : std::log(m->median_ms);
+  strategy_->tell(k, value);
+  ++evaluations_;
+  if (value && (!best_value_ || *value < *best_value_ - 1e-12)) {
+    best_value_ = value;
+    since_improvement_ = 0;
+  } else {
+    ++since_improvement_;
+  }
+}
+
+// Whether a stop rule ends the search now: max_evals evaluations, or `patience` evaluations
+// without a better config. (The budget is checked where a measurement would start.)
+bool SearchRun::stop_rule_hit() {
+  const SearchSettings& search = s_.search;
+  if (search.max_evals && evaluations_ >= static_cast<std::size_t>(*search.max_evals)) {
+    out_.stopped_by = "max_evals";
+    return true;
+  }
+  if (search.patience && best_value_ &&
+      since_improvement_ >= static_cast<std::size_t>(*search.patience)) {
+    out_.stopped_by = "patience";
+    return true;
+  }
+  return false;
+}
+
+// After a stop: every logged trial not visited yet is adopted (it costs nothing), in
+// enumeration order, without the strategy.
+void SearchRun::adopt_the_rest() {
+  for (std::size_t k = 0; k < pruned_.size(); ++k)
+    if (!visited_[k] && adopt_.contains(pruned_[k].id())) take(k, Phase::search);
+}
+
+// The strategy's search: it is told every trial so far (the incumbents seed it), then proposes
+// one config at a time until it has nothing more, a stop rule ends it, or the budget runs out
+// before a measurement (adopting a logged trial costs nothing and is taken whatever the budget).
+void SearchRun::search() {
+  index_.emplace(pruned_);
+  strategy_ = make_strategy(s_.search, *index_);
+  for (std::size_t i = 0; i < out_.trials.size(); ++i) {
+    const std::size_t k = position_.at(out_.trials[i].id());
+    const auto* m = out_.trials[i].state.measured();
+    std::optional<double> value;
+    if (m != nullptr && m->median_ms > 0)
+      value = s_.maximize ? -std::log(m->median_ms) : std::log(m->median_ms);
+    strategy_->tell(k, value);
+    ++evaluations_;
+    if (value && (!best_value_ || *value < *best_value_)) best_value_ = value;
+  }
+  while (!stop_rule_hit()) {
+    std::optional<std::size_t> k = strategy_->next();
+    if (!k) break;
+    if (visited_[*k])  // a strategy's mistake; never measure a config twice
+      throw error(fmt::format("search strategy '{}' proposed {} twice", s_.search.strategy,
+                              pruned_[*k].id()));
+    if (!adopt_.contains(pruned_[*k].id()) && !budget_left()) {
+      out_.budget_exhausted = true;
+      out_.stopped_by = "budget";
+      break;
+    }
+    take(*k, Phase::search);
+    tell(*k);
+  }
+  adopt_the_rest();
+  for (std::size_t k = 0; k < pruned_.size(); ++k)
+    if (!visited_[k]) out_.unvisited += 1;
+}
+
+// The best sequential median; the earlier trial wins ties.
+void SearchRun::choose_best() {
+  for (std::size_t i = 0; i < out_.trials.size(); ++i) {
+    const auto* m = out_.trials[i].state.measured();
+    if (m == nullptr) continue;
+    if (out_.best_index) {
+      const double best = out_.trials[*out_.best_index].state.measured()->median_ms;
+      if (s_.maximize ? !(m->median_ms > best) : !(m->median_ms < best)) continue;
+    }
+    out_.best_index = i;
+  }
+  if (out_.best_index) out_.best = out_.trials[*out_.best_index].config;
+}
+
+void SearchRun::set_best(std::optional<std::size_t> trial) {
+  out_.best_index = trial;
+  out_.best = trial ? std::optional<Config>(out_.trials[*trial].config) : std::nullopt;
+}
+
+// The runoff between the two best distinct configs (each config has one trial here). Its
+// incumbent is the soft incumbent when it is a finalist, else a required config that is, else
+// the sequential leader.
+void SearchRun::runoff() {
+  std::optional<std::size_t> second;
+  for (std::size_t i = 0; i < out_.trials.size(); ++i) {
+    const auto* m = out_.trials[i].state.measured();
+    if (m == nullptr || i == *out_.best_index) continue;
+    if (second && !(m->median_ms < out_.trials[*second].state.measured()->median_ms)) continue;
+    second = i;
+  }
+  if (!second) return;
+  if (!budget_left()) {
+    warn(fmt::format("no runoff: the budget is exhausted; {} wins on its sequential median",
+                     out_.trials[*out_.best_index].id()));
+    return;
+  }
+  std::size_t inc = *out_.best_index;  // trial indices
+  std::size_t chal = *second;
+  if (soft_ && k_of(chal) == *soft_) {
+    std::swap(inc, chal);
+  } else if (!(soft_ && k_of(inc) == *soft_) && !is_required(k_of(inc)) &&
+             is_required(k_of(chal))) {
+    std::swap(inc, chal);
+  }
+  std::optional<RunoffPairs> pairs = objective_.runoff(space_[k_of(inc)], space_[k_of(chal)]);
+  if (pairs) apply_runoff(*pairs, inc, chal);
+}
+
+void SearchRun::log_runoff(Trial t, std::size_t k, const RunoffPairs& pairs) {
+  t.config = pruned_[k];
+  t.phase = Phase::runoff;
+  if (t.time.empty()) t.time = utc_now_iso8601();
+  if (!t.cache_key) t.cache_key = keys_[k];
+  if (!t.device) t.device = pairs.device;
+  if (log_) log_->append(t);
+  out_.runoff_trials.push_back(std::move(t));
+}
+
+// Logs the runoff's trials and decides: a forfeit, a failed paired bench (the incumbent keeps
+// its place) or the statistics of the pairs.
+void SearchRun::apply_runoff(const RunoffPairs& pairs, std::size_t inc, std::size_t chal) {
+  const std::size_t inc_k = k_of(inc);
+  const std::size_t chal_k = k_of(chal);
+  const std::string inc_id = pruned_[inc_k].id();
+  const std::string chal_id = pruned_[chal_k].id();
+  if (pairs.incumbent_failure || pairs.challenger_failure) {
+    RunoffStats stats;
+    stats.outcome = RunoffOutcome::forfeit;
+    stats.margin_pct = s_.runoff_policy.margin_pct;
+    stats.alpha = s_.runoff_policy.alpha;
+    stats.incumbent = inc_id;
+    stats.challenger = chal_id;
+    for (auto [failure, k] : {std::pair{&pairs.incumbent_failure, inc_k},
+                              std::pair{&pairs.challenger_failure, chal_k}}) {
+      if (!*failure) continue;
+      Trial t = Trial::invalid("runoff setup failed: " + **failure);
+      t.runoff = stats;
+      log_runoff(std::move(t), k, pairs);
+    }
+    if (pairs.incumbent_failure && pairs.challenger_failure) {
+      warn(fmt::format("both finalists failed their runoff setup ({} and {}); no winner", inc_id,
+                       chal_id));
+      set_best(std::nullopt);
+    } else {
+      const bool inc_wins = !pairs.incumbent_failure;
+      stats.winner = inc_wins ? inc_id : chal_id;
+      set_best(inc_wins ? inc : chal);
+    }
+    out_.runoff = stats;
+    return;
+  }
+  if (pairs.failure) {
+    warn(fmt::format("runoff of {} against {} failed: {}; {} keeps its place", chal_id, inc_id,
+                     *pairs.failure, inc_id));
+    set_best(inc);
+    return;
+  }
+  RunoffStats stats =
+      decide_runoff(pairs.incumbent_ms, pairs.challenger_ms, s_.runoff_policy, inc_id, chal_id);
+  // The agreement check: each finalist's runoff median against its own sequential median.
+  auto sequential_ms = [&](std::size_t trial) {
+    const auto* m = out_.trials[trial].state.measured();
+    return m ? m->median_ms : 0.0;
+  };
+  stats.incumbent_alone_ms = pairs.incumbent_alone_ms.value_or(0);
+  stats.challenger_alone_ms = pairs.challenger_alone_ms.value_or(0);
+  stats.warnings =
+      agreement_warnings(stats, sequential_ms(inc), sequential_ms(chal), s_.runoff_policy);
+  for (const std::string& w : stats.warnings)
+    warn(w);
+  for (auto [samples, k] :
+       {std::pair{&pairs.incumbent_ms, inc_k}, std::pair{&pairs.challenger_ms, chal_k}}) {
+    std::vector<double> sorted = *samples;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    Trial t = Trial::measured(median, sorted.front(), static_cast<std::int64_t>(n));
+    t.runoff = stats;
+    t.warnings = pairs.warnings;
+    t.warnings.insert(t.warnings.end(), stats.warnings.begin(), stats.warnings.end());
+    t.batched = pairs.batched;
+    log_runoff(std::move(t), k, pairs);
+  }
+  set_best(stats.outcome == RunoffOutcome::challenger_wins ? chal : inc);
+  out_.runoff = stats;
+}
+
+}  // namespace
+
+result<Output> Autotuner::run_objective(Objective& objective) {
+  return SearchRun(settings_, objective).run();
+}
+
+}  // namespace tune

@@ -1,0 +1,207 @@
+// The search (docs/search.md "The steps"): prune, open the log, read the resume state, measure
+// the declared incumbents (whatever the budget), then visit the rest of the space in
+// enumeration order, checking the budget between candidates. This file holds the objective
+// path, where the caller measures a whole configuration (`Objective`) and the best config is
+// the best sequential median: there is no runoff on this path.
+//
+// Example:
+//   MyObjective objective(configs);
+//   result<Output> out = Autotuner("engine_prefill")
+//                            .arch("sm_90")
+//                            .log("prefill.trials.jsonl")
+//                            .require({current_default})
+//                            .run_objective(objective);
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tuner/core/base/config.hpp>
+#include <tuner/core/base/result.hpp>
+#include <tuner/core/search/runoff.hpp>
+#include <tuner/core/search/strategy.hpp>
+#include <tuner/core/search/trial.hpp>
+#include <tuner/core/search/trial_log.hpp>
+
+namespace tune {
+
+/// What an objective's paired runoff measured (`Objective::runoff`): both finalists set up
+/// again (so their correctness gates run again) and timed in strict alternation.
+struct RunoffPairs {
+  /// Paired timings in milliseconds: index i of both vectors is one pair. Empty when a
+  /// finalist forfeited or the paired bench failed.
+  std::vector<double> incumbent_ms;
+  std::vector<double> challenger_ms;
+  /// Set when the incumbent's (challenger's) setup failed: the reason. That finalist forfeits.
+  std::optional<std::string> incumbent_failure;
+  std::optional<std::string> challenger_failure;
+  /// Set when the paired bench failed after both setups succeeded: the incumbent keeps its
+  /// place (docs/measurement.md "The paired runoff").
+  std::optional<std::string> failure;
+  /// The device that ran it, what may have disturbed it, and whether it was timed in batches.
+  std::optional<std::string> device;
+  std::vector<std::string> warnings;
+  bool batched = false;
+  /// Each finalist timed alone (the search's sequential mode) right before the pairs, with both
+  /// set up: the reference of the agreement check that shares the pairs' device state. Unset
+  /// when the objective does not provide it.
+  std::optional<double> incumbent_alone_ms;
+  std::optional<double> challenger_alone_ms;
+};
+
+/// An end-to-end objective: the caller owns the measurement (a whole request, a whole program)
+/// and the search provides logging, resume, incumbents and the budget.
+class Objective {
+ public:
+  virtual ~Objective() = default;
+  /// The space, in enumeration order. Must stay the same for the whole run.
+  virtual const std::vector<Config>& configs() = 0;
+  /// Applies `configs()[index]` and measures it. Return `Trial::measured` or `Trial::invalid`
+  /// (the config, phase and time are filled in by the search when left empty). An exception
+  /// stops the run: nothing is logged for this candidate and the log stays consistent.
+  virtual Trial measure(std::size_t index) = 0;
+  /// Seconds of budget the objective has left, checked between candidates; nullopt for no
+  /// limit of its own. Zero or less ends the search (incumbents are measured regardless).
+  virtual std::optional<double> budget_remaining() { return std::nullopt; }
+  /// The candidate's cache key, when the objective has one: a logged trial is adopted on
+  /// resume only when its key equals this one.
+  virtual std::optional<std::string> cache_key(std::size_t /*index*/) { return std::nullopt; }
+  /// The paired runoff between two finalists (indices into `configs()`): `incumbent` is the one
+  /// that keeps its place on a tie. nullopt (the default) means this objective has no runoff:
+  /// the best sequential median wins, as on `tuner exec`'s path. An exception stops
+  /// the run, as from `measure`.
+  virtual std::optional<RunoffPairs> runoff(std::size_t /*incumbent*/, std::size_t /*challenger*/) {
+    return std::nullopt;
+  }
+};
+
+/// What a run found.
+struct Output {
+  /// One trial per config visited, adopted from the log or measured now: incumbents first (in
+  /// declaration order), then the searcher's candidates in enumeration order.
+  std::vector<Trial> trials;
+  /// The best measured config (lowest median; highest score when maximizing; the earlier
+  /// trial on a tie, so an incumbent keeps its place); nullopt when nothing was measured valid
+  /// or an incumbent failed.
+  std::optional<Config> best;
+  /// Index into `trials` of the best trial (set exactly when `best` is).
+  std::optional<std::size_t> best_index;
+  /// Set when a freshly measured incumbent came back invalid, and the run stopped before the
+  /// search: `incumbent <id> failed: <reason>; cannot guarantee the winner beat it`.
+  std::optional<std::string> incumbent_failure;
+  /// How many of `trials` were adopted from the log rather than measured.
+  std::size_t resumed = 0;
+  /// Whether the budget ran out before every candidate was visited.
+  bool budget_exhausted = false;
+  /// What ended the search before the strategy ran out of configs: "budget", "max_evals" or
+  /// "patience"; nullopt when it ran out (grid and random: the whole space was visited).
+  std::optional<std::string> stopped_by;
+  /// Configs of the pruned space never visited.
+  std::size_t unvisited = 0;
+  /// Warnings of the log (skipped or repaired lines), of a dropped soft incumbent and of a
+  /// failed runoff.
+  std::vector<std::string> warnings;
+  /// The runoff's trials (phase runoff, logged), in the order incumbent, challenger; a
+  /// finalist that forfeited has one invalid trial here (`runoff setup failed: ...`).
+  std::vector<Trial> runoff_trials;
+  /// The runoff's statistics when one decided the winner (also on a forfeit, with outcome
+  /// forfeit and no pairs); nullopt when none ran.
+  std::optional<RunoffStats> runoff;
+};
+
+/// One step of a run, for progress displays.
+struct Progress {
+  std::size_t done = 0;   ///< trials taken so far, this one included
+  std::size_t total = 0;  ///< trials planned: the (pruned) space, or fewer under max_evals
+  const Trial& trial;
+  bool resumed = false;        ///< adopted from the log, not measured now
+  std::optional<double> best;  ///< the best median (or score) so far, this trial included
+  double elapsed_s = 0;        ///< since the search started
+  /// What is left, estimated from the time per measured trial so far and the trials still
+  /// planned, or the budget left when that is less; nullopt before a trial was measured.
+  std::optional<double> remaining_s;
+};
+
+/// The search builder. Setters return `*this`; `run_objective` runs it.
+class Autotuner {
+ public:
+  /// `name` heads the log (`tuner`), e.g. `<kernel>/<bucket>`.
+  explicit Autotuner(std::string name);
+
+  /// Keeps only configs for which `keep` returns true (applied before anything else).
+  Autotuner& prune(std::function<bool(const Config&)> keep);
+  /// Declared incumbents: each must be in the pruned space (matched by id, duplicates once)
+  /// and is measured before the search, whatever the budget.
+  Autotuner& require(std::vector<Config> incumbents);
+  /// Wall-clock budget of the run in seconds, from the start of `run_objective`, checked
+  /// between candidates. Without it only the objective's own budget applies.
+  Autotuner& budget(double seconds);
+  /// The search strategy and its stop rules (strategy.hpp; default: grid, no limits). Its
+  /// `budget_s` applies when `budget` was not called; its identity heads the log, so that a log
+  /// of another strategy or seed is refused.
+  Autotuner& search(SearchSettings settings);
+  /// The architecture, recorded in the log header (a log of another arch is refused).
+  Autotuner& arch(std::string arch);
+  /// Makes the run resumable through this trial log.
+  Autotuner& log(std::filesystem::path path);
+  /// The space hash in the log header. Default: the pruned space's hash
+  /// (`Space::pruned_space_hash`).
+  Autotuner& space_hash(std::string hash);
+  /// Source hash and toolchain fingerprint in the log header (compared when both sides have
+  /// them).
+  Autotuner& source_hash(std::string hash);
+  Autotuner& toolchain(std::string fingerprint);
+  /// Higher is better: `median_ms` holds a score. Logged in the header, so that a minimizing
+  /// and a maximizing run never share a log.
+  Autotuner& maximize(bool on = true);
+  /// The committed winner: measured right after the required configs (before the search) when it
+  /// is still in the pruned space, so that it wins ties of the sequential medians, and the
+  /// incumbent of the runoff when it is a finalist. One that left the space or fails to measure
+  /// is dropped with a warning; it never fails the run.
+  Autotuner& soft_incumbent(Config config);
+  /// The runoff's tie margin and significance level (default: RunoffPolicy's, fixed in
+  /// advance). The runoff runs only when the objective implements `Objective::runoff`, and not
+  /// when maximizing.
+  Autotuner& runoff_policy(RunoffPolicy policy);
+  /// Called after each trial is adopted or measured (and logged).
+  Autotuner& on_progress(std::function<void(const Progress&)> fn);
+  /// Called with each warning as it arises (they are also collected in `Output::warnings`).
+  Autotuner& on_warning(std::function<void(const std::string&)> fn);
+
+  /// Runs the search over `objective.configs()`, then the runoff between the two best distinct
+  /// measured configs when the objective has one and budget is left (it is never adopted from
+  /// the log: a resumed run runs it again). The runoff's incumbent is the soft incumbent when it
+  /// is a finalist, else a required config that is, else the sequential leader. Returns a
+  /// diagnostic, before anything is measured, for a refused log or a required config not in the
+  /// pruned space; a failing incumbent is reported in `Output::incumbent_failure`. Throws
+  /// tune::error on I/O failure and lets the objective's exceptions through.
+  result<Output> run_objective(Objective& objective);
+
+  /// What the builder collected; the search reads it.
+  struct Settings {
+    std::string name;
+    std::function<bool(const Config&)> prune;
+    std::vector<Config> require;
+    std::optional<Config> soft_incumbent;
+    RunoffPolicy runoff_policy;
+    std::optional<double> budget_s;
+    SearchSettings search;
+    std::string arch;
+    std::optional<std::filesystem::path> log_path;
+    std::optional<std::string> space_hash;
+    std::optional<std::string> source_hash;
+    std::optional<std::string> toolchain;
+    bool maximize = false;
+    std::function<void(const Progress&)> on_progress;
+    std::function<void(const std::string&)> on_warning;
+  };
+
+ private:
+  Settings settings_;
+};
+
+}  // namespace tune

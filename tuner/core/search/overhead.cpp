@@ -1,0 +1,56 @@
+#include <tuner/core/search/overhead.hpp>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include <fmt/core.h>
+
+namespace tune {
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+std::optional<OverheadSummary> summarize_overhead(const std::vector<Trial>& trials) {
+  using Field = double TrialTimes::*;
+  constexpr std::array<Field, 6> fields = {&TrialTimes::fixture_ms, &TrialTimes::load_ms,
+                                           &TrialTimes::setup_ms,   &TrialTimes::warmup_ms,
+                                           &TrialTimes::timed_ms,   &TrialTimes::wall_ms};
+  OverheadSummary s;
+  std::array<std::vector<double>, fields.size()> values;
+  std::vector<double> overhead;
+  for (const Trial& t : trials) {
+    if (!t.times) continue;
+    ++s.trials;
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+      s.total.*fields[f] += (*t.times).*fields[f];
+      values[f].push_back((*t.times).*fields[f]);
+    }
+    overhead.push_back(std::max(0.0, t.times->wall_ms - t.times->warmup_ms - t.times->timed_ms));
+  }
+  if (s.trials == 0) return std::nullopt;
+  for (std::size_t f = 0; f < fields.size(); ++f)
+    s.median.*fields[f] = median_of(std::move(values[f]));
+  s.median_overhead_ms = median_of(std::move(overhead));
+  return s;
+}
+
+std::string describe_overhead(const OverheadSummary& s) {
+  const TrialTimes& m = s.median;
+  return fmt::format(
+      "gpu time: {:.1f}% of {:.1f} s in timed reps ({} trials)\n"
+      "per trial (median): setup {:.1f} ms (fixture {:.1f}, load {:.1f}), warm-up {:.1f} ms, "
+      "timed {:.1f} ms, overhead {:.1f} ms outside warm-up and timed reps",
+      100 * s.timed_share(), s.total.wall_ms / 1000, s.trials, m.setup_ms, m.fixture_ms, m.load_ms,
+      m.warmup_ms, m.timed_ms, s.median_overhead_ms);
+}
+
+}  // namespace tune

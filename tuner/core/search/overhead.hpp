@@ -1,0 +1,43 @@
+// Where a tune's time went: the per-trial times of the trial log (Trial::times) summed over a
+// tune, the share of its wall time the GPU spent in timed reps, and the per-trial overhead
+// outside warm-up and timed reps. `tuner run` prints it after each bucket; `tuner show` and
+// `tuner report` print it for a log.
+//
+// Example:
+//   if (std::optional<OverheadSummary> o = summarize_overhead(log.trials()))
+//     std::puts(describe_overhead(*o).c_str());
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tuner/core/search/trial.hpp>
+
+namespace tune {
+
+/// The times of a tune's trials, summed, and their per-trial medians (milliseconds).
+struct OverheadSummary {
+  std::size_t trials = 0;  ///< trials that carry times (logs before the field carry none)
+  TrialTimes total;        ///< every field summed over those trials
+  TrialTimes median;       ///< every field's median over those trials
+  /// The median of `wall_ms - warmup_ms - timed_ms`: what a trial costs beyond warm-up and
+  /// timed reps (worker starts, fixture, module load, gate, waits for the compiler, protocol).
+  double median_overhead_ms = 0;
+  /// total.timed_ms / total.wall_ms: the share of the tune's wall time spent in timed work.
+  double timed_share() const noexcept {
+    return total.wall_ms > 0 ? total.timed_ms / total.wall_ms : 0;
+  }
+};
+
+/// The summary of the trials that carry times, or nullopt when none does.
+std::optional<OverheadSummary> summarize_overhead(const std::vector<Trial>& trials);
+
+/// Two lines for people (no trailing newline):
+/// `gpu time: 23.4% of 61.2 s in timed reps (12 trials)` and
+/// `per trial (median): setup 12.1 ms (fixture 0.0, load 3.2), warm-up 30.0 ms, timed 101.5 ms,
+/// overhead 44.0 ms outside warm-up and timed reps`.
+std::string describe_overhead(const OverheadSummary& summary);
+
+}  // namespace tune

@@ -1,0 +1,214 @@
+#include <tuner/core/search/trial.hpp>
+
+#include <cmath>
+#include <ctime>
+
+#include <fmt/core.h>
+
+#include <tuner/core/base/json_text.hpp>
+
+namespace tune {
+
+std::string_view to_string(Phase phase) {
+  switch (phase) {
+    case Phase::required:
+      return "required";
+    case Phase::search:
+      return "search";
+    case Phase::runoff:
+      return "runoff";
+  }
+  return "search";
+}
+
+std::optional<Phase> parse_phase(std::string_view text) {
+  for (Phase p : {Phase::required, Phase::search, Phase::runoff})
+    if (to_string(p) == text) return p;
+  return std::nullopt;
+}
+
+namespace {
+
+// Why a timing cannot be used, or empty when it can.
+std::string timing_problem(std::string_view name, double v) {
+  if (!std::isfinite(v)) return fmt::format("non-finite {} '{}'", name, v);
+  if (v <= 0) return fmt::format("non-positive {} '{}'", name, v);
+  return {};
+}
+
+}  // namespace
+
+Trial Trial::measured(double median_ms, double min_ms, std::int64_t reps) {
+  for (auto [name, v] : {std::pair{"median_ms", median_ms}, std::pair{"min_ms", min_ms}}) {
+    std::string problem = timing_problem(name, v);
+    if (!problem.empty()) return invalid(std::move(problem));
+  }
+  if (reps < 1) return invalid(fmt::format("no timed reps (reps {})", reps));
+  Trial t;
+  t.state.value = TrialState::Measured{median_ms, min_ms, reps};
+  return t;
+}
+
+Trial Trial::invalid(std::string reason) {
+  Trial t;
+  t.state.value = TrialState::Invalid{std::move(reason)};
+  return t;
+}
+
+std::string utc_now_iso8601() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+nlohmann::json to_json(const TrialTimes& times) {
+  return {{"fixture_ms", times.fixture_ms}, {"load_ms", times.load_ms},
+          {"setup_ms", times.setup_ms},     {"warmup_ms", times.warmup_ms},
+          {"timed_ms", times.timed_ms},     {"wall_ms", times.wall_ms}};
+}
+
+result<TrialTimes> times_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) return fail("", 0, 0, "'times' must be an object of numbers");
+  TrialTimes t;
+  for (auto [name, field] :
+       {std::pair{"fixture_ms", &t.fixture_ms}, std::pair{"load_ms", &t.load_ms},
+        std::pair{"setup_ms", &t.setup_ms}, std::pair{"warmup_ms", &t.warmup_ms},
+        std::pair{"timed_ms", &t.timed_ms}, std::pair{"wall_ms", &t.wall_ms}}) {
+    auto it = j.find(name);
+    if (it == j.end() || it->is_null()) continue;  // a field added later reads as 0
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
+      return fail("", 0, 0, fmt::format("'times.{}' must be a non-negative number", name));
+    *field = it->get<double>();
+  }
+  return t;
+}
+
+nlohmann::json to_json(const Trial& trial) {
+  nlohmann::json j;
+  j["config_id"] = trial.config.id();
+  j["params"] = trial.config;
+  j["cache_key"] = trial.cache_key ? nlohmann::json(*trial.cache_key) : nlohmann::json();
+  if (const auto* m = trial.state.measured()) {
+    j["state"] = "measured";
+    j["median_ms"] = m->median_ms;
+    j["min_ms"] = m->min_ms;
+    j["reps"] = m->reps;
+  } else {
+    j["state"] = "invalid";
+    j["reason"] = trial.state.invalid()->reason;
+  }
+  j["phase"] = to_string(trial.phase);
+  j["device"] = trial.device ? nlohmann::json(*trial.device) : nlohmann::json();
+  j["time"] = trial.time;
+  j["warnings"] = trial.warnings;
+  j["batched"] = trial.batched;
+  if (!trial.runoff.is_null()) j["runoff"] = trial.runoff;
+  if (trial.remote) j["remote"] = *trial.remote;
+  if (trial.times) j["times"] = to_json(*trial.times);
+  return j;
+}
+
+std::string to_json_line(const Trial& trial) {
+  return dump_json(to_json(trial));
+}
+
+namespace {
+
+// The member `key`, or nullptr after setting `problem` to say it is missing.
+const nlohmann::json* member(const nlohmann::json& j, const char* key, std::string& problem) {
+  auto it = j.find(key);
+  if (it == j.end()) {
+    problem = fmt::format("missing '{}'", key);
+    return nullptr;
+  }
+  return &*it;
+}
+
+std::optional<std::string> optional_string(const nlohmann::json& j, const char* key,
+                                           std::string& problem) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) {
+    problem = fmt::format("'{}' must be a string or null", key);
+    return std::nullopt;
+  }
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+result<Trial> trial_from_json(const nlohmann::json& j) {
+  auto bad = [](std::string message) { return fail("", 0, 0, std::move(message)); };
+  if (!j.is_object()) return bad("a trial must be a JSON object");
+  std::string problem;
+  const auto* id = member(j, "config_id", problem);
+  const auto* params = member(j, "params", problem);
+  const auto* state = member(j, "state", problem);
+  const auto* phase = member(j, "phase", problem);
+  if (!problem.empty()) return bad(problem);
+  if (!id->is_string()) return bad("'config_id' must be a string");
+  Config config;
+  try {
+    config = params->get<Config>();
+  } catch (const nlohmann::json::exception&) {
+    return bad("'params' must be an object of integers and strings");
+  }
+  if (config.id() != id->get<std::string>())
+    return bad(fmt::format("'config_id' '{}' does not match its params ('{}')",
+                           id->get<std::string>(), config.id()));
+
+  Trial t;
+  if (*state == "measured") {
+    const auto* median = member(j, "median_ms", problem);
+    const auto* min = member(j, "min_ms", problem);
+    const auto* reps = member(j, "reps", problem);
+    if (!problem.empty()) return bad(problem);
+    if (!median->is_number() || !min->is_number() || !reps->is_number_integer())
+      return bad("'median_ms' and 'min_ms' must be numbers and 'reps' an integer");
+    t = Trial::measured(median->get<double>(), min->get<double>(), reps->get<std::int64_t>());
+    if (!t.is_measured()) return bad("measured trial with " + t.state.invalid()->reason);
+  } else if (*state == "invalid") {
+    const auto* reason = member(j, "reason", problem);
+    if (!problem.empty()) return bad(problem);
+    if (!reason->is_string()) return bad("'reason' must be a string");
+    t = Trial::invalid(reason->get<std::string>());
+  } else {
+    return bad(fmt::format("'state' must be 'measured' or 'invalid', got {}", state->dump()));
+  }
+  t.config = std::move(config);
+
+  std::optional<Phase> p =
+      phase->is_string() ? parse_phase(phase->get<std::string>()) : std::nullopt;
+  if (!p)
+    return bad(
+        fmt::format("'phase' must be 'required', 'search' or 'runoff', got {}", phase->dump()));
+  t.phase = *p;
+  t.cache_key = optional_string(j, "cache_key", problem);
+  t.device = optional_string(j, "device", problem);
+  t.time = optional_string(j, "time", problem).value_or("");
+  t.remote = optional_string(j, "remote", problem);
+  if (!problem.empty()) return bad(problem);
+  if (auto it = j.find("warnings"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) return bad("'warnings' must be an array of strings");
+    for (const auto& w : *it) {
+      if (!w.is_string()) return bad("'warnings' must be an array of strings");
+      t.warnings.push_back(w.get<std::string>());
+    }
+  }
+  if (auto it = j.find("batched"); it != j.end() && !it->is_null()) {
+    if (!it->is_boolean()) return bad("'batched' must be true or false");
+    t.batched = it->get<bool>();
+  }
+  if (auto it = j.find("runoff"); it != j.end()) t.runoff = *it;
+  if (auto it = j.find("times"); it != j.end() && !it->is_null()) {
+    result<TrialTimes> times = times_from_json(*it);
+    if (!times) return bad(times.error().message);
+    t.times = *times;
+  }
+  return t;
+}
+
+}  // namespace tune

@@ -1,0 +1,65 @@
+// Template entries (docs/embed.md "Template entries"): a kernel written as a C++ function
+// template, tuned over its template arguments. The entry is written as an expression such as
+// `tile_gemm<{BM}, {BN}, {LAYOUT}>`, where each `{NAME}` is a param of the space. Per candidate
+// warm compiles a small generated translation unit that includes the source and instantiates
+// the template with the config's values; the instance's lowered (mangled) name is read from
+// ptxas's report and kept in the cache entry, so the harness and the embedded winners reach it
+// by name. String values may map to C++ text through the space's `[entry.map.<NAME>]` tables.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <tuner/core/base/config.hpp>
+#include <tuner/core/base/result.hpp>
+
+namespace tune {
+
+class Space;
+struct Manifest;
+
+/// A parsed template entry.
+struct EntryTemplate {
+  std::string text;  ///< as written: `tile_gemm<{BM}, {BN}, {LAYOUT}>`
+  std::string name;  ///< the qualified template name before `<`: `tile_gemm`, `ns::tile_gemm`
+  /// The text split at placeholders: literal, param, literal, param, ..., literal.
+  std::vector<std::string> pieces;
+  /// Per param: value (as `-D` would pass it) to the C++ text it stands for.
+  std::map<std::string, std::map<std::string, std::string>> maps;
+
+  /// The instantiation for `config`: `tile_gemm<64, 128, Layout::Row>`.
+  std::string instantiate(const Config& config) const;
+  /// The generated translation unit: includes `source` (as spelled) and takes the address of
+  /// the instance, which makes nvcc compile it into the module.
+  std::string unit_text(const Config& config, std::string_view source) const;
+  /// The Itanium-mangled prefix every instance's name starts with: `_Z9tile_gemmI`,
+  /// `_ZN2ns9tile_gemmI`.
+  std::string mangled_prefix() const;
+  /// The one function of `functions` (names as ptxas prints them) that is an instance of the
+  /// template; a message naming what was found when none or several are.
+  result<std::string> pick_symbol(const std::vector<std::string>& functions) const;
+};
+
+/// Whether an entry as given to tune_add_kernel is a template expression (it holds `<`).
+bool is_template_entry(std::string_view entry);
+
+/// Parses `text` against the space's params and maps. A diagnostic's `column` is the 1-based
+/// column inside `text` (path and line left empty for the caller): a name that is not a
+/// (qualified) C++ identifier, an unclosed `{`, a placeholder naming no param (with the near
+/// miss), no `<...>`.
+result<EntryTemplate> parse_entry_template(std::string_view text, const Space& space);
+
+/// The kernel's template entry: the manifest's `entry` when it is a template expression, else
+/// the space's `[entry] template`, else nullopt (a plain `extern "C"` entry). Diagnostics name
+/// the manifest or the space file; a manifest template and a different space template conflict.
+result<std::optional<EntryTemplate>> kernel_entry_template(const Manifest& manifest,
+                                                           const Space& space);
+
+/// Where warm writes a config's generated unit: `<log_dir>/entries/<16 hex of the id>.cu`.
+std::filesystem::path entry_unit_path(const Manifest& manifest, const Config& config);
+
+}  // namespace tune

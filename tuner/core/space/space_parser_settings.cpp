@@ -1,0 +1,192 @@
+// The reader of space files, part three: the optional [search] and [bench] tables, each
+// refusing unknown keys and values out of range.
+#include <tuner/core/space/space_parser.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/search/strategy.hpp>
+
+namespace tune::detail {
+
+const toml::table* SpaceParser::settings_table(std::string_view name,
+                                               std::span<const std::string_view> keys) {
+  const TomlEntry* e = find_top(name);
+  if (e == nullptr) return nullptr;
+  const toml::table* t = e->node->as_table();
+  if (t == nullptr) {
+    error(e->key_pos, fmt::format("'{}' must be a table, got {}", name, kind_of(*e->node)));
+    return nullptr;
+  }
+  for (const auto& k : in_order(*t))
+    if (std::find(keys.begin(), keys.end(), k.key) == keys.end()) {
+      error(k.key_pos, fmt::format("unknown key '{}' in [{}] (expected {}){}", k.key, name,
+                                   join(keys), did_you_mean(k.key, keys)));
+      return nullptr;
+    }
+  return t;
+}
+
+bool SpaceParser::number(const toml::table& t, std::string_view table, std::string_view key,
+                         bool strict, std::string_view unit, std::optional<double>& out) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return true;
+  const std::string_view rule = strict ? "a positive" : "a non-negative";
+  if (!n->is_number())
+    return error_at(*n, fmt::format("'{}' in [{}] must be {} number of {}, got {}", key, table,
+                                    rule, unit, kind_of(*n)));
+  const double v =
+      n->is_integer() ? static_cast<double>(*n->value<std::int64_t>()) : *n->value<double>();
+  if (!(strict ? v > 0 : v >= 0) || !std::isfinite(v))
+    return error_at(
+        *n, fmt::format("'{}' in [{}] must be {} number of {}, got {}", key, table, rule, unit, v));
+  out = v;
+  return true;
+}
+
+// The keys [search] takes: the common ones, then every strategy's own.
+static std::vector<std::string_view> search_keys() {
+  std::vector<std::string_view> keys = {"strategy", "seed",      "max_evals",
+                                        "budget_s", "timeout_s", "patience"};
+  for (const StrategyInfo& info : strategies())
+    for (const StrategyOption& o : info.options)
+      if (std::find(keys.begin(), keys.end(), o.name) == keys.end()) keys.push_back(o.name);
+  return keys;
+}
+
+bool SpaceParser::read_search() {
+  const std::vector<std::string_view> keys = search_keys();
+  const toml::table* t = settings_table("search", keys);
+  if (err) return false;
+  if (t == nullptr) return true;
+  if (const toml::node* n = t->get("strategy")) {
+    if (!n->is_string())
+      return error_at(*n,
+                      fmt::format("'strategy' in [search] must be a string, got {}", kind_of(*n)));
+    const std::string v = *n->value<std::string>();
+    if (find_strategy(v) == nullptr) {
+      std::vector<std::string> names;
+      for (const StrategyInfo& info : strategies())
+        names.push_back(info.name);
+      return error_at(*n, fmt::format("unknown search strategy '{}' (expected {}){}", v,
+                                      quoted_list(names), did_you_mean(v, names)));
+    }
+    s.search_.strategy = v;
+  }
+  std::optional<std::int64_t> seed;
+  if (!read_count(*t, "seed", 0, seed) || !read_count(*t, "max_evals", 1, s.search_.max_evals) ||
+      !read_count(*t, "patience", 1, s.search_.patience))
+    return false;
+  if (seed) s.search_.seed = static_cast<std::uint64_t>(*seed);
+  return number(*t, "search", "budget_s", true, "seconds", s.search_.budget_s) &&
+         number(*t, "search", "timeout_s", true, "seconds", s.search_.timeout_s) &&
+         read_strategy(*t);
+}
+
+bool SpaceParser::read_count(const toml::table& t, std::string_view key, std::int64_t min,
+                             std::optional<std::int64_t>& out) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return true;
+  const std::string_view rule = min > 0 ? "a positive int" : "a non-negative int";
+  if (!n->is_integer())
+    return error_at(*n, fmt::format("'{}' in [search] must be {}, got {}", key, rule, kind_of(*n)));
+  const std::int64_t v = *n->value<std::int64_t>();
+  if (v < min)
+    return error_at(*n, fmt::format("'{}' in [search] must be {}, got {}", key, rule, v));
+  out = v;
+  return true;
+}
+
+// The chosen strategy's own settings: each of the right kind and in its range; a setting of
+// another strategy is refused naming the one it belongs to.
+bool SpaceParser::read_strategy(const toml::table& t) {
+  const StrategyInfo& chosen = *find_strategy(s.search_.strategy);
+  for (const StrategyInfo& info : strategies()) {
+    for (const StrategyOption& o : info.options) {
+      const toml::node* n = t.get(o.name);
+      if (n == nullptr || info.name != chosen.name) continue;
+      const std::string range =
+          fmt::format("{}{}, {}{}", o.min_exclusive ? "(" : "[", o.min,
+                      o.max ? fmt::format("{}", *o.max) : "inf", o.max ? "]" : ")");
+      const std::string what = o.integer ? "an int" : "a number";
+      if (!(o.integer ? n->is_integer() : n->is_number()))
+        return error_at(*n, fmt::format("'{}' in [search] must be {} in {}, got {}", o.name, what,
+                                        range, kind_of(*n)));
+      const double v =
+          n->is_integer() ? static_cast<double>(*n->value<std::int64_t>()) : *n->value<double>();
+      if (!std::isfinite(v) || (o.min_exclusive ? v <= o.min : v < o.min) || (o.max && v > *o.max))
+        return error_at(
+            *n, fmt::format("'{}' in [search] must be {} in {}, got {}", o.name, what, range, v));
+      s.search_.options[o.name] = v;
+    }
+  }
+  for (const auto& k : in_order(t)) {
+    if (s.search_.options.contains(k.key)) continue;
+    for (const StrategyInfo& info : strategies())
+      for (const StrategyOption& o : info.options)
+        if (o.name == k.key && info.name != chosen.name)
+          return error(k.key_pos, fmt::format("'{}' in [search] is a setting of strategy '{}', "
+                                              "not of '{}'",
+                                              k.key, info.name, chosen.name));
+  }
+  return true;
+}
+
+bool SpaceParser::reps(const toml::table& t, std::string_view key, int& out) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return true;
+  if (!n->is_integer())
+    return error_at(
+        *n, fmt::format("'{}' in [bench] must be a positive int, got {}", key, kind_of(*n)));
+  const std::int64_t v = *n->value<std::int64_t>();
+  if (v < 1 || v > std::numeric_limits<int>::max())
+    return error_at(*n, fmt::format("'{}' in [bench] must be a positive int, got {}", key, v));
+  out = static_cast<int>(v);
+  return true;
+}
+
+bool SpaceParser::read_bench() {
+  constexpr std::string_view keys[] = {"warmup_ms", "rep_ms",   "min_reps",
+                                       "max_reps",  "clear_l2", "preset"};
+  const toml::table* t = settings_table("bench", keys);
+  if (err) return false;
+  if (t == nullptr) return true;
+  std::optional<double> warmup;
+  std::optional<double> rep;
+  if (!number(*t, "bench", "warmup_ms", false, "milliseconds", warmup) ||
+      !number(*t, "bench", "rep_ms", true, "milliseconds", rep) ||
+      !reps(*t, "min_reps", s.bench_.min_reps) || !reps(*t, "max_reps", s.bench_.max_reps))
+    return false;
+  if (warmup) s.bench_.warmup_ms = *warmup;
+  if (rep) s.bench_.rep_ms = *rep;
+  if (s.bench_.min_reps > s.bench_.max_reps) {
+    const toml::node* n = t->get("min_reps") != nullptr ? t->get("min_reps") : t->get("max_reps");
+    return error_at(*n, fmt::format("'min_reps' ({}) exceeds 'max_reps' ({}) in [bench]",
+                                    s.bench_.min_reps, s.bench_.max_reps));
+  }
+  if (const toml::node* n = t->get("clear_l2")) {
+    if (!n->is_boolean())
+      return error_at(
+          *n, fmt::format("'clear_l2' in [bench] must be true or false, got {}", kind_of(*n)));
+    s.bench_.clear_l2 = *n->value<bool>();
+  }
+  if (const toml::node* n = t->get("preset")) {
+    constexpr std::string_view presets[] = {"quick"};
+    const std::string v = n->is_string() ? *n->value<std::string>() : std::string();
+    if (std::find(std::begin(presets), std::end(presets), v) == std::end(presets))
+      return error_at(
+          *n, fmt::format("'preset' in [bench] must be one of {}, got {}{}",
+                          quoted_list({std::begin(presets), std::end(presets)}),
+                          n->is_string() ? "'" + v + "'" : kind_of(*n), did_you_mean(v, presets)));
+    s.bench_.preset = v;
+  }
+  return true;
+}
+
+}  // namespace tune::detail

@@ -1,0 +1,214 @@
+#include <tuner/core/store/remote_store.hpp>
+
+#include <chrono>
+#include <cstdlib>
+
+#include <fmt/core.h>
+
+#include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/hash.hpp>
+#include <tuner/core/base/text.hpp>
+
+namespace tune {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// How long a down marker holds: long enough to cover one warm's burst of processes, short
+// enough that a server back up is used again by the next build.
+constexpr auto down_marker_life = std::chrono::seconds(60);
+
+// Whether `marker` says, recently, that the store at `where` is down.
+bool recently_down(const fs::path& marker, const std::string& where) {
+  std::error_code ec;
+  const auto written = fs::last_write_time(marker, ec);
+  if (ec || fs::file_time_type::clock::now() - written > down_marker_life) return false;
+  try {
+    const std::string text = read_file(marker);
+    return text.substr(0, text.find('\n')) == where;
+  } catch (const error&) {
+    return false;
+  }
+}
+
+bool is_hex64(std::string_view s) {
+  return valid_store_path("ac/" + std::string(s));
+}
+
+}  // namespace
+
+RemoteStore::RemoteStore(std::unique_ptr<Store> store, std::function<void(const std::string&)> warn,
+                         std::optional<fs::path> down_marker)
+    : store_(std::move(store)), warn_(std::move(warn)), down_marker_(std::move(down_marker)) {
+  // Another process of this build found the store down a moment ago and warned: stay quiet and
+  // local rather than wait for the same timeout again.
+  if (down_marker_ && recently_down(*down_marker_, store_->where())) down_ = true;
+}
+
+void RemoteStore::mark_down(const std::string& reason) {
+  if (down_.exchange(true)) return;  // another thread found it down first, and warned
+  if (warn_)
+    warn_(fmt::format("remote store '{}' is unreachable ({}); working locally", where(),
+                      shorten(one_line(reason))));
+  if (down_marker_) {
+    try {
+      write_file_atomic(*down_marker_, where() + "\n" + one_line(reason) + "\n");
+    } catch (const error&) {
+      // The marker only saves time; without it each process finds out for itself.
+    }
+  }
+}
+
+std::optional<std::string> RemoteStore::get(std::string_view path) {
+  if (down_) return std::nullopt;
+  StoreReply reply = store_->get(path);
+  switch (reply.status) {
+    case StoreStatus::ok:
+      count([&](RemoteStats& s) {
+        s.downloaded_bytes += static_cast<std::int64_t>(reply.body.size());
+      });
+      return std::move(reply.body);
+    case StoreStatus::missing:
+      count([](RemoteStats& s) { ++s.misses; });
+      return std::nullopt;
+    case StoreStatus::failed:
+      mark_down(reply.error);
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool RemoteStore::put(std::string_view path, std::string_view body) {
+  if (down_ || uploads_off_) return false;
+  if (std::optional<std::string> why = store_->put(path, body)) {
+    if (uploads_off_.exchange(true)) return false;  // another thread's upload warned
+    if (warn_)
+      warn_(
+          fmt::format("remote store '{}' refused an upload ({}); not uploading for the rest "
+                      "of this run",
+                      where(), shorten(one_line(*why))));
+    return false;
+  }
+  count([&](RemoteStats& s) {
+    ++s.uploads;
+    s.uploaded_bytes += static_cast<std::int64_t>(body.size());
+  });
+  return true;
+}
+
+std::optional<CacheEntry> RemoteStore::fetch_entry(const KernelCache& cache, std::string_view key) {
+  if (!is_hex64(key)) return std::nullopt;
+  const std::string ac = "ac/" + std::string(key);
+  std::optional<std::string> text = get(ac);
+  if (!text) return std::nullopt;
+  auto refuse = [&](const std::string& why) -> std::optional<CacheEntry> {
+    count([](RemoteStats& s) { ++s.corrupt; });
+    if (warn_) warn_(fmt::format("remote store '{}': {}; compiling locally", where(), why));
+    return std::nullopt;
+  };
+  CacheEntry entry;
+  try {
+    const json j = json::parse(*text);
+    if (!j.is_object() || j.value("schema_version", 0) != kernel_cache_schema_version)
+      return refuse(
+          fmt::format("{} is not a cache entry of schema {}", ac, kernel_cache_schema_version));
+    entry = j.get<CacheEntry>();
+  } catch (const std::exception& e) {
+    return refuse(fmt::format("{} is not a cache entry ({})", ac, shorten(one_line(e.what()))));
+  }
+  if (entry.key != key)
+    return refuse(fmt::format("{} holds the entry of another key '{}'", ac, entry.key));
+  if (!entry.valid()) {
+    count([](RemoteStats& s) { ++s.hits; });
+    return cache.store(std::move(entry), std::nullopt);
+  }
+  if (!is_hex64(entry.cubin_sha256)) return refuse(fmt::format("{} names no blob digest", ac));
+  const std::string cas = "cas/" + entry.cubin_sha256;
+  std::optional<std::string> blob = get(cas);
+  if (!blob) return std::nullopt;
+  // The digest before anything is written: a blob that does not match is never a cubin here.
+  if (const std::string got = sha256_hex(*blob); got != entry.cubin_sha256)
+    return refuse(fmt::format("{} does not match its digest (its sha256 is {})", cas, got));
+  const fs::path tmp = cache.temp_path(entry.key, ".cubin");
+  write_file_atomic(tmp, *blob);
+  count([](RemoteStats& s) { ++s.hits; });
+  return cache.store(std::move(entry), tmp);
+}
+
+RemoteStats RemoteStore::stats() const {
+  const std::lock_guard<std::mutex> lock(stats_mutex_);
+  return stats_;
+}
+
+bool RemoteStore::upload_entry(const KernelCache& cache, const CacheEntry& entry) {
+  if (down_ || uploads_off_ || !is_hex64(entry.key)) return false;
+  if (entry.valid()) {
+    std::string cubin;
+    try {
+      cubin = read_file(cache.cubin_path(entry.key));
+    } catch (const error&) {
+      return false;  // removed meanwhile: nothing to share
+    }
+    if (sha256_hex(cubin) != entry.cubin_sha256) return false;
+    if (!put("cas/" + entry.cubin_sha256, cubin)) return false;
+  }
+  return put("ac/" + entry.key, json(entry).dump(2) + "\n");
+}
+
+std::optional<json> RemoteStore::get_json(std::string_view path) {
+  std::optional<std::string> text = get(path);
+  if (!text) return std::nullopt;
+  try {
+    json j = json::parse(*text);
+    count([](RemoteStats& s) { ++s.hits; });
+    return j;
+  } catch (const json::exception&) {
+    count([](RemoteStats& s) { ++s.corrupt; });
+    if (warn_) warn_(fmt::format("remote store '{}': {} is not JSON; ignored", where(), path));
+    return std::nullopt;
+  }
+}
+
+bool RemoteStore::put_json(std::string_view path, const json& value) {
+  return put(path, value.dump(2) + "\n");
+}
+
+std::string remote_location(std::string_view cli, std::string_view configured) {
+  std::string location(cli);
+  if (location.empty()) {
+    const char* env = std::getenv("TUNE_REMOTE_STORE");
+    if (env != nullptr && *env != '\0') location = env;
+  }
+  if (location.empty()) location = configured;
+  if (location == "off") location.clear();
+  return location;
+}
+
+std::unique_ptr<RemoteStore> open_remote_store(std::string_view cli, std::string_view configured,
+                                               const fs::path& cache_dir,
+                                               std::function<void(const std::string&)> warn) {
+  const std::string location = remote_location(cli, configured);
+  if (location.empty()) return nullptr;
+  result<std::unique_ptr<Store>> store = open_store(location, "remote store");
+  if (!store) {
+    if (warn) warn(store.error().message + "; working locally");
+    return nullptr;
+  }
+  return std::make_unique<RemoteStore>(std::move(*store), std::move(warn),
+                                       cache_dir / ".remote-store-down");
+}
+
+CompileOutcome compile_with_store(const KernelCache& cache, RemoteStore* remote,
+                                  const CompileRequest& request, const fs::path& compile_log) {
+  if (remote != nullptr && !cache.lookup(request.key)) {
+    if (std::optional<CacheEntry> fetched = remote->fetch_entry(cache, request.key))
+      return {std::move(*fetched), false, true};
+  }
+  CompileOutcome outcome = compile_into_cache(cache, request, compile_log);
+  if (remote != nullptr && outcome.compiled) remote->upload_entry(cache, outcome.entry);
+  return outcome;
+}
+
+}  // namespace tune

@@ -1,0 +1,352 @@
+#include <tuner/core/build/compile_request.hpp>
+#include <tuner/core/tune/kernel_tune.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include <fmt/core.h>
+
+#include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/build/cache_key.hpp>
+#include <tuner/core/build/kernel_cache.hpp>
+#include <tuner/core/build/toolchain.hpp>
+#include <tuner/core/record/record.hpp>
+#include <tuner/core/search/autotuner.hpp>
+#include <tuner/core/search/compile_ahead.hpp>
+#include <tuner/core/search/overhead.hpp>
+#include <tuner/core/store/shared_trials.hpp>
+
+namespace tune {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The committed winner of the bucket, when the record loads and has one: the soft incumbent.
+std::optional<Config> committed_winner(const Manifest& manifest, const std::string& arch,
+                                       const std::string& bucket) {
+  result<fs::path> path = manifest.record_path(arch);
+  std::error_code ec;
+  if (!path || !fs::exists(*path, ec)) return std::nullopt;
+  result<Record> record = Record::load(*path);
+  if (!record) return std::nullopt;
+  const RecordEntry* e = record->get(bucket);
+  return e ? std::optional<Config>(e->config) : std::nullopt;
+}
+
+// Why candidate `key` cannot be measured without a worker (no cache entry, or one the compiler
+// or the limits refused), or nullopt: these cost no GPU time.
+std::optional<std::string> not_loadable(const KernelCache& cache, RemoteStore* remote,
+                                        const Manifest& manifest, const std::string& key) {
+  std::optional<CacheEntry> entry = cache.lookup(key);
+  if (!entry && remote != nullptr) entry = remote->fetch_entry(cache, key);
+  if (!entry)
+    return fmt::format("not compiled: run the warm target (cmake --build {} --target warm.{})",
+                       manifest.build_dir.string(), manifest.kernel);
+  if (!entry->valid())
+    return entry->reason.empty() ? std::string(to_string(entry->status)) : entry->reason;
+  return std::nullopt;
+}
+
+// Compiles candidate `config` into the local cache (a compile-ahead thread): nullopt when it can
+// be measured, else why not. As `tuner warm` does: a local miss is fetched from the remote store
+// when it has the entry, else compiled and uploaded (`remote` may be null).
+std::optional<std::string> compile_candidate(const KernelCache& cache, RemoteStore* remote,
+                                             const CacheKeyer& keyer, const Manifest& manifest,
+                                             const Config& config, const std::string& arch) {
+  const CacheKey key = keyer.key(config, arch);
+  std::vector<std::string> dependencies;
+  for (const KeyedFile& f : keyer.files())
+    dependencies.push_back(f.name);
+  const CompileRequest request = compile_request(manifest, keyer, config, arch, key, dependencies);
+  const CompileOutcome outcome = compile_with_store(cache, remote, request, manifest.compile_log);
+  if (outcome.entry.valid()) return std::nullopt;
+  return outcome.entry.reason.empty() ? std::string(to_string(outcome.entry.status))
+                                      : outcome.entry.reason;
+}
+
+// What the shared trials of this bucket are keyed by, and which configs are measured here
+// whatever the store holds: the required ones and the committed winner.
+SharedTrials::Context shared_context(const BucketTune& job, const std::vector<Config>& configs) {
+  SharedTrials::Context c;
+  c.bucket = job.bucket;
+  c.bench = job.build.space.bench();
+  c.host = host_name();
+  c.adopt = job.remote_trials;
+  std::vector<Config> here = job.build.space.require();
+  if (std::optional<Config> w = committed_winner(job.build.manifest, job.arch, job.bucket.name))
+    here.push_back(*w);
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    if (std::find(here.begin(), here.end(), configs[i]) != here.end()) c.incumbents.push_back(i);
+  return c;
+}
+
+// The supervisor without its runoff: a shard's search leaves the runoff to the merge.
+class WithoutRunoff : public Objective {
+ public:
+  explicit WithoutRunoff(Objective& inner) : inner_(inner) {}
+  const std::vector<Config>& configs() override { return inner_.configs(); }
+  Trial measure(std::size_t index) override { return inner_.measure(index); }
+  std::optional<std::string> cache_key(std::size_t index) override {
+    return inner_.cache_key(index);
+  }
+
+ private:
+  Objective& inner_;
+};
+
+// What every bucket's result says, measured or not: which bucket, space and device.
+BucketResult bucket_result(const BucketTune& job, const std::string& pruned_hash,
+                           const Supervisor& objective) {
+  BucketResult r;
+  r.kernel = job.build.manifest.kernel;
+  r.bucket = job.bucket.name;
+  r.arch = job.arch;
+  r.pruned_space_hash = pruned_hash;
+  if (!objective.device().empty()) r.device = objective.device();
+  if (!objective.driver().empty()) r.driver = objective.driver();
+  r.workers_started = objective.workers_started();
+  return r;
+}
+
+BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, const Output& out,
+                       const Supervisor& objective) {
+  BucketResult r = bucket_result(job, pruned_hash, objective);
+  r.trials = out.trials.size();
+  r.resumed = out.resumed;
+  for (const Trial& t : out.trials)
+    r.invalid += t.is_measured() ? 0 : 1;
+  r.budget_exhausted = out.budget_exhausted;
+  r.incumbent_failure = out.incumbent_failure;
+  r.runoff = out.runoff;
+  if (out.best_index) {
+    const Trial& t = out.trials[*out.best_index];
+    const MeasuredState& m = *t.state.measured();
+    MeasuredWinner w{t.config, m.median_ms, m.min_ms, m.reps, std::nullopt};
+    if (t.cache_key) w.cache_key = L2Key{std::string(cache_key_schema), *t.cache_key};
+    r.best = std::move(w);
+  }
+  return r;
+}
+
+// Queues the candidates the cache lacks, in the order the search is expected to ask for them.
+void start_compile_ahead(CompileAhead& ahead, const BucketTune& job,
+                         const std::vector<Config>& configs, const std::vector<std::string>& keys,
+                         const KernelCache& cache, const std::optional<Config>& winner) {
+  const std::vector<Config>& required = job.build.space.require();
+  std::vector<std::size_t> first;
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    if (std::find(required.begin(), required.end(), configs[i]) != required.end() ||
+        (winner && *winner == configs[i]))
+      first.push_back(i);
+  std::function<bool(const Config&)> keep = [](const Config&) { return true; };
+  if (job.only) {
+    std::set<std::string> ids(job.only->begin(), job.only->end());
+    keep = [ids = std::move(ids)](const Config& c) { return ids.contains(c.id()); };
+  }
+  std::vector<std::size_t> order = expected_order(configs, job.build.space.search(), first, keep);
+  // Only what the cache lacks: a warm cache costs the threads nothing.
+  std::erase_if(order, [&](std::size_t i) { return cache.lookup(keys[i]).has_value(); });
+  ahead.start(order);
+}
+
+// The result of a bucket whose fixture failed: no trials, no winner, the fixture's message.
+BucketResult fixture_failed(const BucketTune& job, const std::string& pruned_hash,
+                            const Supervisor& objective, const std::string& message) {
+  BucketResult r = bucket_result(job, pruned_hash, objective);
+  r.fixture_failure = message;
+  return r;
+}
+
+}  // namespace
+
+result<BucketResult> tune_bucket(const BucketTune& job) {
+  const Manifest& manifest = job.build.manifest;
+  const Space& space = job.build.space;
+  result<std::vector<Config>> configs = space.configs(job.bucket);
+  if (!configs) return fail(configs.error());
+  const Toolchain toolchain = manifest_toolchain(manifest);
+  std::vector<std::string> keys;
+  CacheKeyer keyer(manifest, space, toolchain.fingerprint());
+  for (const Config& c : *configs)
+    keys.push_back(keyer.key(c, job.arch).digest);
+  const std::string pruned_hash = Space::pruned_space_hash(*configs);
+
+  SupervisorOptions options;
+  options.timeout_s = job.timeout_s.value_or(space.search().timeout_s.value_or(30.0));
+  options.rebuild_hint = fmt::format("cmake --build {} --target {}.runner",
+                                     manifest.build_dir.string(), manifest.kernel);
+  Supervisor objective(*configs, keys, job.launch, options);
+  const KernelCache cache(effective_cache_dir(manifest.cache_dir));
+  std::optional<CompileAhead> ahead;
+  if (job.compile_ahead > 0) {
+    ahead.emplace(
+        configs->size(),
+        [&](std::size_t i) {
+          return compile_candidate(cache, job.remote, keyer, manifest, (*configs)[i], job.arch);
+        },
+        job.compile_ahead);
+  }
+  objective.skip_when([&](std::size_t i) {
+    // Compile-ahead: a candidate still missing here is waited for (its thread fetches it from
+    // the store or compiles it); a compile it could not finish says why itself.
+    if (ahead && !cache.lookup(keys[i]))
+      if (std::optional<std::string> why = ahead->wait(i)) return why;
+    return not_loadable(cache, job.remote, manifest, keys[i]);
+  });
+  auto say = [&](const std::string& line) {
+    if (job.say) job.say(fmt::format("{}: {}", job.bucket.name, line));
+  };
+  objective.on_note([&](const std::string& n) { say("note: " + n); });
+
+  Autotuner tuner(manifest.kernel + "/" + job.bucket.name);
+  tuner.arch(job.arch)
+      .log(job.log)
+      .space_hash(pruned_hash)
+      .source_hash(source_hash(manifest))
+      .toolchain(toolchain.fingerprint())
+      .require(space.require());
+  tuner.search(space.search());  // the strategy, its seed and stop rules, the space's budget
+  if (job.budget_s) tuner.budget(*job.budget_s);
+  std::optional<Config> winner = committed_winner(manifest, job.arch, job.bucket.name);
+  if (winner) tuner.soft_incumbent(*winner);
+  if (job.only) {
+    std::set<std::string> keep(job.only->begin(), job.only->end());
+    for (const Config& c : space.require())
+      keep.insert(c.id());
+    if (winner) keep.insert(winner->id());
+    tuner.prune([keep = std::move(keep)](const Config& c) { return keep.contains(c.id()); });
+  }
+  tuner.on_progress([&](const Progress& p) { say(describe_trial(p)); });
+  if (ahead) start_compile_ahead(*ahead, job, *configs, keys, cache, winner);
+  tuner.on_warning([&](const std::string& w) { say("warning: " + w); });
+
+  std::optional<SharedTrials> shared;
+  if (job.remote != nullptr) {
+    SharedTrials::Context context = shared_context(job, *configs);
+    context.device = [&objective] { return std::pair{objective.device(), objective.driver()}; };
+    shared.emplace(objective, *job.remote, std::move(context));
+  }
+  Objective& measuring = shared ? static_cast<Objective&>(*shared) : objective;
+  WithoutRunoff shard_objective(measuring);
+  std::optional<result<Output>> ran;
+  try {
+    ran = job.runoff ? tuner.run_objective(measuring) : tuner.run_objective(shard_objective);
+  } catch (const FixtureFailure& e) {
+    // One line for the bucket, not one per candidate: every candidate would fail the same way.
+    return fixture_failed(job, pruned_hash, objective, e.what());
+  }
+  result<Output>& out = *ran;
+  if (!out) return fail(out.error());
+  if (std::optional<OverheadSummary> o = summarize_overhead(out->trials)) {
+    for (std::string line = describe_overhead(*o); !line.empty();) {
+      const std::size_t nl = line.find('\n');
+      say(line.substr(0, nl));
+      line = nl == std::string::npos ? "" : line.substr(nl + 1);
+    }
+  }
+  if (ahead && ahead->waited_ms() > 0)
+    say(
+        fmt::format("compile-ahead: {} candidates compiled, the search waited {:.1f} s for the "
+                    "compiler",
+                    ahead->finished(), ahead->waited_ms() / 1000));
+  if (shared && (shared->adopted() > 0 || shared->uploaded() > 0))
+    say(fmt::format("{} trials adopted from the remote store, {} shared", shared->adopted(),
+                    shared->uploaded()));
+  return summarize(job, pruned_hash, *out, objective);
+}
+
+std::vector<std::string> worker_command(const Manifest& manifest, const std::string& bucket,
+                                        const std::string& arch, std::optional<int> device) {
+  std::vector<std::string> args = {
+      "--manifest", manifest.path.string(), "--bucket", bucket, "--arch", arch};
+  if (device) args.insert(args.end(), {"--device", std::to_string(*device)});
+  std::vector<std::string> argv;
+  if (const char* cmd = std::getenv("TUNE_RUNNER_WORKER_CMD"); cmd != nullptr && *cmd) {
+    argv = {"/bin/sh", "-c", "exec " + std::string(cmd) + " \"$@\"", "tune-worker"};
+  } else {
+    argv = {manifest.runner ? manifest.runner->string() : std::string()};
+  }
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+std::string describe_duration(double seconds) {
+  if (seconds < 90) return fmt::format("about {:.0f} s", seconds);
+  if (seconds < 90 * 60) return fmt::format("about {:.0f} min", seconds / 60);
+  return fmt::format("about {:.1f} h", seconds / 3600);
+}
+
+std::string describe_trial(const Progress& p) {
+  const Trial& t = p.trial;
+  std::string what;
+  if (const auto* m = t.state.measured()) {
+    what =
+        fmt::format("{:.4f} ms ({} reps{})", m->median_ms, m->reps, t.batched ? ", batched" : "");
+  } else {
+    what = "invalid: " + t.state.invalid()->reason;
+  }
+  std::string from = p.resumed ? " (from the log)" : "";
+  if (t.remote) from = fmt::format(" (remote, measured on {})", *t.remote);
+  std::string progress;
+  if (p.best) progress = fmt::format("; best {:.4f} ms", *p.best);
+  if (p.remaining_s && p.done < p.total)
+    progress += "; " + describe_duration(*p.remaining_s) + " left";
+  return fmt::format("[{}/{}] {} {}{}{}", p.done, p.total, t.id(), what, from, progress);
+}
+
+std::vector<std::size_t> expected_order(const std::vector<Config>& configs,
+                                        const SearchSettings& search,
+                                        const std::vector<std::size_t>& first,
+                                        const std::function<bool(const Config&)>& keep) {
+  std::vector<std::size_t> order;
+  std::vector<bool> seen(configs.size(), false);
+  auto add = [&](std::size_t i) {
+    if (i < configs.size() && !seen[i] && keep(configs[i])) {
+      seen[i] = true;
+      order.push_back(i);
+    }
+  };
+  for (std::size_t i : first)
+    add(i);
+  if (search.strategy == "random") {
+    // Its sequence does not depend on the timings: a copy told anything proposes the same.
+    std::vector<std::size_t> kept;
+    std::vector<Config> sub;
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      if (keep(configs[i])) {
+        kept.push_back(i);
+        sub.push_back(configs[i]);
+      }
+    if (!sub.empty()) {
+      std::unique_ptr<Strategy> s = make_strategy(search, SpaceIndex(sub));
+      for (std::size_t i : first)
+        if (auto it = std::find(kept.begin(), kept.end(), i); it != kept.end())
+          s->tell(static_cast<std::size_t>(it - kept.begin()), 1.0);
+      while (std::optional<std::size_t> k = s->next()) {
+        add(kept[*k]);
+        s->tell(*k, 1.0);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    add(i);
+  return order;
+}
+
+std::string describe_outcome(const BucketResult& r) {
+  if (r.fixture_failure)
+    return fmt::format("error: the bucket's fixture failed, so every candidate is invalid: {}",
+                       *r.fixture_failure);
+  if (r.incumbent_failure) return "error: " + *r.incumbent_failure;
+  if (!r.best) return fmt::format("error: no valid config ({} trials, all invalid)", r.trials);
+  std::string decided = "sequential medians";
+  if (r.runoff)
+    decided = fmt::format("runoff {} ({} pairs, {:+.2f}%, p={:.3g})", to_string(r.runoff->outcome),
+                          r.runoff->pairs, r.runoff->median_diff_pct, r.runoff->p_value);
+  return fmt::format("winner {} at {:.4f} ms, by {}", r.best->config.id(), r.best->median_ms,
+                     decided);
+}
+
+}  // namespace tune
