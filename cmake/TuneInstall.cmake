@@ -58,6 +58,7 @@ set(_tune_public_core_headers
   build/compile_request.hpp
   build/elf_symbols.hpp
   build/kernel_build.hpp
+  build/kernel_entry.hpp
   build/kernel_cache.hpp
   build/manifest.hpp
   build/toolchain.hpp
@@ -84,6 +85,7 @@ set(_tune_public_core_headers
   space/entry_template.hpp
   space/expr.hpp
   space/expr_cxx.hpp
+  space/search_settings.hpp
   space/space.hpp
   space/space_checks.hpp
   store/remote_store.hpp

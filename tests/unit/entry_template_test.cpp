@@ -1,5 +1,6 @@
 // Template entries (tuner/core/space/entry_template.hpp): the space's [entry] table, placeholders,
 // maps, the generated unit, the symbol choice and the cache key.
+#include <tuner/core/build/kernel_entry.hpp>
 #include <tuner/core/space/entry_template.hpp>
 
 #include <fstream>

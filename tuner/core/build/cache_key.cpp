@@ -8,6 +8,7 @@
 
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/result.hpp>
+#include <tuner/core/build/kernel_entry.hpp>
 #include <tuner/core/build/toolchain.hpp>
 
 namespace tune {

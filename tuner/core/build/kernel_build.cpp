@@ -3,7 +3,7 @@
 #include <fmt/core.h>
 
 #include <tuner/core/base/text.hpp>
-#include <tuner/core/space/entry_template.hpp>
+#include <tuner/core/build/kernel_entry.hpp>
 
 namespace tune {
 

@@ -12,57 +12,6 @@
 namespace tune {
 
 // ---------------------------------------------------------------------------------------------
-// The registry
-
-const std::vector<StrategyInfo>& strategies() {
-  static const std::vector<StrategyInfo> all = {
-      {"grid", "every config in enumeration order", {}},
-      {"random", "every config once, in a random order", {}},
-      {"anneal",
-       "simulated annealing over the params' value lists",
-       {{"temperature", false, 0, true, std::nullopt, 0.05,
-         "initial temperature, in units of log time (0.05: a 5% worse neighbour is accepted "
-         "with probability 1/e)"},
-        {"cooling", false, 0, true, 1.0, 0.98, "the temperature's factor per evaluation"},
-        {"restart_after", true, 1, false, std::nullopt, 50,
-         "evaluations without a better config before a restart from the best"}}},
-      {"bayes",
-       "Bayesian optimization with a Gaussian process and expected improvement",
-       {{"initial", true, 1, false, std::nullopt, 10,
-         "configs drawn at random (the incumbents included) before the model chooses"},
-        {"exploration", false, 0, false, std::nullopt, 0.01,
-         "expected improvement's margin, in standard deviations of log time"},
-        {"candidates", true, 16, false, std::nullopt, 2048,
-         "unmeasured configs the model scores per step (all of them in smaller spaces)"}}},
-  };
-  return all;
-}
-
-const StrategyInfo* find_strategy(std::string_view name) {
-  for (const StrategyInfo& s : strategies())
-    if (s.name == name) return &s;
-  return nullptr;
-}
-
-double SearchSettings::option(std::string_view name) const {
-  if (auto it = options.find(std::string(name)); it != options.end()) return it->second;
-  if (const StrategyInfo* info = find_strategy(strategy))
-    for (const StrategyOption& o : info->options)
-      if (o.name == name) return o.fallback;
-  throw error(fmt::format("strategy '{}' has no setting '{}'", strategy, name));
-}
-
-nlohmann::json SearchSettings::identity() const {
-  nlohmann::json j = {{"strategy", strategy}};
-  if (strategy == "grid") return j;
-  j["seed"] = seed;
-  if (const StrategyInfo* info = find_strategy(strategy))
-    for (const StrategyOption& o : info->options)
-      j[o.name] = option(o.name);
-  return j;
-}
-
-// ---------------------------------------------------------------------------------------------
 // The space as positions
 
 namespace {

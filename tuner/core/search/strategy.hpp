@@ -38,55 +38,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <tuner/core/base/config.hpp>
+#include <tuner/core/space/search_settings.hpp>
 
 namespace tune {
-
-/// One setting a strategy takes in `[search]`, with its range.
-struct StrategyOption {
-  std::string name;
-  bool integer = false;  ///< an int (else any number)
-  double min = 0;        ///< inclusive unless `min_exclusive`
-  bool min_exclusive = false;
-  std::optional<double> max;  ///< inclusive
-  double fallback = 0;        ///< the value when the space leaves it out
-  std::string doc;            ///< one line for people
-};
-
-/// A strategy's name, its one-line summary and the settings it takes besides the common ones.
-struct StrategyInfo {
-  std::string name;
-  std::string summary;
-  std::vector<StrategyOption> options;
-};
-
-/// Every strategy, grid first.
-const std::vector<StrategyInfo>& strategies();
-/// The strategy named `name`, or nullptr.
-const StrategyInfo* find_strategy(std::string_view name);
-
-/// `[search]`: the strategy, its settings and the stop rules.
-struct SearchSettings {
-  std::string strategy = "grid";
-  std::uint64_t seed = 0;                 ///< the random streams of every strategy
-  std::optional<std::int64_t> max_evals;  ///< evaluations (measured or adopted, valid or not)
-  std::optional<double> budget_s;         ///< wall-clock budget of the search
-  std::optional<double> timeout_s;        ///< per candidate
-  std::optional<std::int64_t> patience;   ///< stop after this many evaluations without a
-                                          ///< better config (not for grid)
-  std::map<std::string, double> options;  ///< the strategy's own settings, as the space gave
-
-  /// The setting `name` of the strategy: the space's value, else its default.
-  double option(std::string_view name) const;
-  /// What shapes the sequence of evaluations: the strategy, its seed and its settings (not the
-  /// stop rules, so that a resumed run may be given more budget). The trial log's header keeps
-  /// it; `{"strategy":"grid"}` for the default.
-  nlohmann::json identity() const;
-
-  friend bool operator==(const SearchSettings&, const SearchSettings&) = default;
-};
 
 /// The space as strategies see it: each config as its position in each param's value list.
 /// Values are ordered (ints ascending, strings in order of first appearance), so neighbours of

@@ -20,7 +20,6 @@
 namespace tune {
 
 class Space;
-struct Manifest;
 
 /// A parsed template entry.
 struct EntryTemplate {
@@ -52,14 +51,5 @@ bool is_template_entry(std::string_view entry);
 /// (qualified) C++ identifier, an unclosed `{`, a placeholder naming no param (with the near
 /// miss), no `<...>`.
 result<EntryTemplate> parse_entry_template(std::string_view text, const Space& space);
-
-/// The kernel's template entry: the manifest's `entry` when it is a template expression, else
-/// the space's `[entry] template`, else nullopt (a plain `extern "C"` entry). Diagnostics name
-/// the manifest or the space file; a manifest template and a different space template conflict.
-result<std::optional<EntryTemplate>> kernel_entry_template(const Manifest& manifest,
-                                                           const Space& space);
-
-/// Where warm writes a config's generated unit: `<log_dir>/entries/<16 hex of the id>.cu`.
-std::filesystem::path entry_unit_path(const Manifest& manifest, const Config& config);
 
 }  // namespace tune

@@ -44,8 +44,8 @@
 
 #include <tuner/core/base/config.hpp>
 #include <tuner/core/base/result.hpp>
-#include <tuner/core/search/strategy.hpp>
 #include <tuner/core/space/expr.hpp>
+#include <tuner/core/space/search_settings.hpp>
 
 namespace tune {
 

@@ -11,7 +11,7 @@
 #include <fmt/core.h>
 
 #include <tuner/core/base/text.hpp>
-#include <tuner/core/search/strategy.hpp>
+#include <tuner/core/space/search_settings.hpp>
 
 namespace tune::detail {
 
