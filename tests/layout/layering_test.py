@@ -67,7 +67,7 @@ class Layering(unittest.TestCase):
         # docs/architecture.md "The areas of core": one section per area (### `<area>/`), whose
         # table names its headers in backquotes; a reader finds each one there, and every
         # header of core is on the map.
-        doc = (ROOT / "docs" / "architecture.md").read_text()
+        doc = (ROOT / 'docs' / 'architecture.md').read_text()
         mapped = set()
         for area, body in re.findall(r"^### `([a-z]+)/`[^\n]*\n\n((?:\|[^\n]*\n)+)", doc, re.M):
             for name in re.findall(r"`([a-z0-9_]+\.hpp)`", body):
@@ -79,7 +79,7 @@ class Layering(unittest.TestCase):
                 mapped.add(f"{area}/{name}")
         headers = {p.relative_to(TUNER / "core").as_posix().removesuffix(".in")
                    for p in (TUNER / "core").rglob("*.hpp*")}
-        self.assertEqual(headers - mapped, set(), "headers missing from docs/architecture.md")
+        self.assertEqual(headers - mapped, set(), 'headers missing from docs/architecture.md')
 
     def test_core_includes_no_cuda_header(self):
         for path in sources("core"):
