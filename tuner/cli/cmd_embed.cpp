@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
@@ -217,11 +218,8 @@ std::string source_text(const std::vector<Image>& images, const std::string& hea
 }
 
 int run_embed(const EmbedOptions& opt) {
-  result<KernelBuild> build = load_kernel_build(opt.manifest);
-  if (!build) {
-    fmt::print(stderr, "{}\n", build.error().str());
-    return exit_bad_input;
-  }
+  std::optional<KernelBuild> build = load_build(opt.manifest);
+  if (!build) return exit_bad_input;
   const Manifest& m = build->manifest;
   const Space& space = build->space;
   const CacheKeyer keyer(m, space);

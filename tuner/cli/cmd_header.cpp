@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/record/winners.hpp>
@@ -72,11 +73,8 @@ nlohmann::json header_summary(const WinnersTable& table, const std::string& outp
 }
 
 int run_header(const HeaderCliOptions& opt) {
-  result<KernelBuild> build = load_kernel_build(opt.manifest);
-  if (!build) {
-    fmt::print(stderr, "{}\n", build.error().str());
-    return exit_bad_input;
-  }
+  std::optional<KernelBuild> build = load_build(opt.manifest);
+  if (!build) return exit_bad_input;
   // Names first: a space the header cannot hold is refused before any record is read.
   if (std::optional<diagnostic> bad = header_name_problem(*build)) {
     fmt::print(stderr, "tuner header: {}\n", bad->str());

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/build/cache_key.hpp>
 #include <tuner/core/build/kernel_build.hpp>
@@ -30,25 +31,18 @@ struct KeyOptions {
 };
 
 int run_key(const KeyOptions& opt) {
-  result<KernelBuild> build = load_kernel_build(opt.manifest);
-  if (!build) {
-    fmt::print(stderr, "{}\n", build.error().str());
-    return exit_bad_input;
-  }
-  const Manifest& m = build->manifest;
-  result<std::string> chosen = one_arch(m, opt.arch);
-  if (!chosen) {
-    fmt::print(stderr, "{}\n", chosen.error().str());
-    return exit_bad_input;
-  }
-  const std::string arch = *chosen;
-  const Config* config = find_config(build->space.all_configs(), opt.config);
+  std::optional<ChosenKernel> chosen = load_chosen_kernel(opt.manifest, opt.arch, ArchChoice::one);
+  if (!chosen) return exit_bad_input;
+  const KernelBuild& build = chosen->build;
+  const Manifest& m = build.manifest;
+  const std::string arch = chosen->archs.front();
+  const Config* config = find_config(build.space.all_configs(), opt.config);
   if (config == nullptr) {
     fmt::print(stderr, "tuner key: error: config '{}' is not in the space '{}'\n", opt.config,
                m.space.string());
     return exit_bad_input;
   }
-  CacheKeyer keyer(m, build->space);
+  CacheKeyer keyer(m, build.space);
   CacheKey key = keyer.key(*config, arch);
   if (opt.json) {
     nlohmann::json j;

@@ -24,6 +24,7 @@
 #include <fmt/core.h>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/bucket_name.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/build/toolchain.hpp>
@@ -149,26 +150,20 @@ int merge_arch(const KernelBuild& build, const MergeOptions& opt, const std::str
 }  // namespace
 
 int merge_kernel(const MergeOptions& opt) {
-  result<KernelBuild> build = load_kernel_build(opt.manifest);
-  if (!build) {
-    fmt::print(stderr, "{}\n", build.error().str());
-    return exit_bad_input;
-  }
-  result<std::vector<std::string>> archs = select_archs(build->manifest, opt.arch);
-  if (!archs) {
-    fmt::print(stderr, "{}\n", archs.error().str());
-    return exit_bad_input;
-  }
+  std::optional<ChosenKernel> chosen = load_chosen_kernel(opt.manifest, opt.arch);
+  if (!chosen) return exit_bad_input;
+  const KernelBuild& build = chosen->build;
+  const std::vector<std::string>& archs = chosen->archs;
   std::vector<fs::path> dirs;
   for (const std::string& d : opt.from)
     dirs.push_back(fs::absolute(d));
-  if (dirs.empty()) dirs.push_back(build->manifest.log_dir / "shards");
+  if (dirs.empty()) dirs.push_back(build.manifest.log_dir / "shards");
   StopSignals stop_signals;  // SIGINT/SIGTERM: the runoff's worker is killed, no record written
   int status = exit_ok;
-  for (const std::string& arch : *archs) {
+  for (const std::string& arch : archs) {
     int rc = exit_ok;
     try {
-      rc = merge_arch(*build, opt, arch, dirs);
+      rc = merge_arch(build, opt, arch, dirs);
     } catch (const Interrupted& stop) {
       fmt::print(stderr, "tuner merge: interrupted; no record written\n");
       return exit_interrupted(stop.signal);

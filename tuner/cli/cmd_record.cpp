@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/record/verify.hpp>
 #include <tuner/core/search/file_lock.hpp>
@@ -57,19 +58,11 @@ nlohmann::json replaced_entry(const Record& record, const std::string& bucket,
 }
 
 int run_record_set(const RecordSetOptions& opt) {
-  result<KernelBuild> build = load_kernel_build(opt.manifest);
-  if (!build) {
-    fmt::print(stderr, "{}\n", build.error().str());
-    return exit_bad_input;
-  }
-  const Manifest& m = build->manifest;
-  const Space& space = build->space;
-  result<std::string> chosen = one_arch(m, opt.arch);
-  if (!chosen) {
-    fmt::print(stderr, "{}\n", chosen.error().str());
-    return exit_bad_input;
-  }
-  const std::string arch = *chosen;
+  std::optional<ChosenKernel> chosen = load_chosen_kernel(opt.manifest, opt.arch, ArchChoice::one);
+  if (!chosen) return exit_bad_input;
+  const Manifest& m = chosen->build.manifest;
+  const Space& space = chosen->build.space;
+  const std::string arch = chosen->archs.front();
   result<fs::path> path = m.record_path(arch);
   if (!path) {
     fmt::print(stderr, "{}\n", path.error().str());

@@ -33,6 +33,7 @@
 #include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/json_summary.hpp>
+#include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/bucket_name.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/safe_file.hpp>
@@ -214,9 +215,8 @@ int run_arch(const KernelBuild& build, const RunOptions& opt, const std::string&
 }  // namespace
 
 std::optional<KernelBuild> load_build_to_run(const std::string& manifest, int& exit_code) {
-  result<KernelBuild> build = load_kernel_build(manifest);
+  std::optional<KernelBuild> build = load_build(manifest);
   if (!build) {
-    fmt::print(stderr, "{}\n", build.error().str());
     exit_code = exit_bad_input;
     return std::nullopt;
   }
@@ -276,11 +276,8 @@ int run_kernel_text(const RunOptions& opt) {
                manifest.kernel);
     return exit_environment;
   }
-  result<std::vector<std::string>> archs = select_archs(manifest, opt.arch);
-  if (!archs) {
-    fmt::print(stderr, "{}\n", archs.error().str());
-    return exit_bad_input;
-  }
+  std::optional<std::vector<std::string>> archs = choose_archs(manifest, opt.arch);
+  if (!archs) return exit_bad_input;
   if (!opt.bucket.empty()) {
     if (result<const Bucket*> found = build->bucket(opt.bucket); !found) {
       fmt::print(stderr, "{}\n", found.error().str());

@@ -18,6 +18,7 @@
 #include <fmt/core.h>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/process/stop_signals.hpp>
 #include <tuner/core/scale/shard.hpp>
 #include <tuner/core/scale/shard_merge.hpp>
@@ -136,11 +137,8 @@ int run_shard(const RunOptions& opt) {
   std::optional<KernelBuild> build = load_build_to_run(opt.manifest, exit_code);
   if (!build) return exit_code;
   const Manifest& manifest = build->manifest;
-  result<std::vector<std::string>> archs = select_archs(manifest, opt.arch);
-  if (!archs) {
-    fmt::print(stderr, "{}\n", archs.error().str());
-    return exit_bad_input;
-  }
+  std::optional<std::vector<std::string>> archs = choose_archs(manifest, opt.arch);
+  if (!archs) return exit_bad_input;
   result<ShardPlan> plan = plan_space(build->space, spec->count);
   if (!plan) {
     fmt::print(stderr, "{}\n", plan.error().str());

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/scale/shard.hpp>
 
@@ -29,33 +30,27 @@ struct ShardsOptions {
 };
 
 int run_shards(const ShardsOptions& opt) {
-  result<KernelBuild> build = load_kernel_build(opt.manifest);
-  if (!build) {
-    fmt::print(stderr, "{}\n", build.error().str());
-    return exit_bad_input;
-  }
-  result<std::vector<std::string>> archs = select_archs(build->manifest, opt.arch);
-  if (!archs) {
-    fmt::print(stderr, "{}\n", archs.error().str());
-    return exit_bad_input;
-  }
+  std::optional<ChosenKernel> chosen = load_chosen_kernel(opt.manifest, opt.arch);
+  if (!chosen) return exit_bad_input;
+  const KernelBuild& build = chosen->build;
+  const std::vector<std::string>& archs = chosen->archs;
   if (opt.count < 1) {
     fmt::print(stderr, "tuner shards: error: --count must be at least 1, got {}\n", opt.count);
     return exit_bad_input;
   }
-  result<ShardPlan> plan = plan_space(build->space, opt.count);
+  result<ShardPlan> plan = plan_space(build.space, opt.count);
   if (!plan) {
     fmt::print(stderr, "{}\n", plan.error().str());
     return exit_bad_input;
   }
   nlohmann::json include = nlohmann::json::array();
-  for (const std::string& arch : *archs) {
+  for (const std::string& arch : archs) {
     for (int k = 1; k <= opt.count; ++k) {
       std::size_t candidates = 0;
       std::vector<std::string> buckets;
       std::vector<std::string> shown;
       for (const ShardSlice& s : plan->shards[static_cast<std::size_t>(k - 1)]) {
-        const std::string& name = build->space.buckets()[s.bucket].name;
+        const std::string& name = build.space.buckets()[s.bucket].name;
         candidates += s.end - s.first;
         buckets.push_back(name);
         shown.push_back(fmt::format("'{}' {}..{}", name, s.first + 1, s.end));

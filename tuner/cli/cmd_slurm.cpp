@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/text.hpp>
@@ -84,46 +85,38 @@ result<std::string> submit(std::vector<std::string> argv) {
 }
 
 int run_submit(const SlurmOptions& opt) {
-  result<KernelBuild> build = load_kernel_build(opt.manifest);
-  if (!build) {
-    fmt::print(stderr, "{}\n", build.error().str());
-    return exit_bad_input;
-  }
-  const Manifest& manifest = build->manifest;
-  result<std::string> arch = one_arch(manifest, opt.arch);
-  if (!arch) {
-    fmt::print(stderr, "{}\n", arch.error().str());
-    return exit_bad_input;
-  }
+  std::optional<ChosenKernel> chosen = load_chosen_kernel(opt.manifest, opt.arch, ArchChoice::one);
+  if (!chosen) return exit_bad_input;
+  const Manifest& manifest = chosen->build.manifest;
+  const std::string& arch = chosen->archs.front();
   if (opt.shards < 1) {
     fmt::print(stderr, "tuner slurm: error: --shards must be at least 1, got {}\n", opt.shards);
     return exit_bad_input;
   }
   const fs::path dir = opt.dir.empty() ? manifest.log_dir / "slurm" : fs::absolute(opt.dir);
   const fs::path shards = dir / "shards";
-  fs::create_directories(shards / *arch);
+  fs::create_directories(shards / arch);
   // Summaries of an earlier submission would count as done; the logs stay, so shards resume.
-  for (const auto& e : fs::directory_iterator(shards / *arch))
+  for (const auto& e : fs::directory_iterator(shards / arch))
     if (e.path().extension() == ".json") fs::remove(e.path());
   fs::remove(dir / "merge.status");
   const std::string tuner = fs::read_symlink("/proc/self/exe").string();
-  const std::string name = fmt::format("tune.{}.{}", manifest.kernel, *arch);
+  const std::string name = fmt::format("tune.{}.{}", manifest.kernel, arch);
   const std::string shard_script =
       header(name + ".shards", (dir / "shard-%a.out").string(), opt) +
       fmt::format("#SBATCH --array=1-{}\n", opt.shards) +
       fmt::format(
           "# Shard $SLURM_ARRAY_TASK_ID of {} of '{}' ({}), written by tuner slurm submit\n",
-          opt.shards, manifest.kernel, *arch) +
+          opt.shards, manifest.kernel, arch) +
       fmt::format(
           "exec {} run --manifest {} --arch {} --shard \"$SLURM_ARRAY_TASK_ID/{}\" --out {}\n",
-          quoted(tuner), quoted(manifest.path.string()), *arch, opt.shards,
-          quoted(shards.string()));
+          quoted(tuner), quoted(manifest.path.string()), arch, opt.shards, quoted(shards.string()));
   const std::string merge_script =
       header(name + ".merge", (dir / "merge.out").string(), opt) +
       fmt::format("# The merge of the {} shards of '{}' ({}), written by tuner slurm submit\n",
-                  opt.shards, manifest.kernel, *arch) +
+                  opt.shards, manifest.kernel, arch) +
       fmt::format("{} merge --manifest {} --arch {} --from {}\n", quoted(tuner),
-                  quoted(manifest.path.string()), *arch, quoted(shards.string())) +
+                  quoted(manifest.path.string()), arch, quoted(shards.string())) +
       fmt::format("status=$?\necho \"$status\" > {}\nexit \"$status\"\n",
                   quoted((dir / "merge.status").string()));
   write_file_atomic(dir / "shards.sbatch", shard_script);
@@ -141,7 +134,7 @@ int run_submit(const SlurmOptions& opt) {
                merge.error().message, *array);
     return exit_environment;
   }
-  const nlohmann::json j{{"schema_version", 1},  {"kernel", manifest.kernel}, {"arch", *arch},
+  const nlohmann::json j{{"schema_version", 1},  {"kernel", manifest.kernel}, {"arch", arch},
                          {"shards", opt.shards}, {"array_job", *array},       {"merge_job", *merge},
                          {"dir", dir.string()}};
   write_file_atomic(dir / "slurm.json", j.dump(2) + "\n");
@@ -177,11 +170,8 @@ std::map<std::string, std::string> queued(const std::string& id) {
 }
 
 int run_status(const SlurmOptions& opt) {
-  result<KernelBuild> build = load_kernel_build(opt.manifest);
-  if (!build) {
-    fmt::print(stderr, "{}\n", build.error().str());
-    return exit_bad_input;
-  }
+  std::optional<KernelBuild> build = load_build(opt.manifest);
+  if (!build) return exit_bad_input;
   const Manifest& manifest = build->manifest;
   const fs::path dir = opt.dir.empty() ? manifest.log_dir / "slurm" : fs::absolute(opt.dir);
   nlohmann::json j;

@@ -20,6 +20,7 @@
 #include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/json_summary.hpp>
+#include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/process/stop_signals.hpp>
@@ -72,24 +73,18 @@ int attached(const std::vector<std::string>& argv) {
 
 // The tune; the architectures it found stale go to `stale_out`.
 int run_tune_text(const TuneOptions& opt, std::vector<std::string>& stale_out) {
-  result<KernelBuild> build = load_kernel_build(opt.manifest);
-  if (!build) {
-    fmt::print(stderr, "{}\n", build.error().str());
-    return exit_bad_input;
-  }
-  const Manifest& manifest = build->manifest;
-  result<std::vector<std::string>> archs = select_archs(manifest, opt.arch);
-  if (!archs) {
-    fmt::print(stderr, "{}\n", archs.error().str());
-    return exit_bad_input;
-  }
+  std::optional<ChosenKernel> chosen = load_chosen_kernel(opt.manifest, opt.arch);
+  if (!chosen) return exit_bad_input;
+  const KernelBuild& build = chosen->build;
+  const Manifest& manifest = build.manifest;
+  const std::vector<std::string>& archs = chosen->archs;
 
   const std::string target = "tune." + manifest.kernel;
   std::vector<std::string> stale;
-  for (const std::string& arch : *archs) {
+  for (const std::string& arch : archs) {
     const fs::path record = manifest.record_path(arch).value();
     const std::string label = shown_path(record, manifest.project_root);
-    result<Verification> v = verify_kernel_record(*build, arch, record);
+    result<Verification> v = verify_kernel_record(build, arch, record);
     if (!v) {
       fmt::print(stderr, "{}\n", v.error().str());
       return exit_bad_input;
@@ -164,7 +159,7 @@ int run_tune_text(const TuneOptions& opt, std::vector<std::string>& stale_out) {
     }
     if (const int sig = StopSignals::received()) return exit_interrupted(sig);
     if (devices->size() > 1) {
-      rc = tune_on_devices(*build, arch, *devices);
+      rc = tune_on_devices(build, arch, *devices);
       if (rc != 0) return rc;
       continue;
     }

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/record/verify.hpp>
 
@@ -32,32 +33,26 @@ struct VerifyCliOptions {
 };
 
 int run_verify(const VerifyCliOptions& opt) {
-  result<KernelBuild> build = load_kernel_build(opt.manifest);
-  if (!build) {
-    fmt::print(stderr, "{}\n", build.error().str());
-    return exit_bad_input;
-  }
-  const Manifest& m = build->manifest;
-  result<std::vector<std::string>> archs = select_archs(m, opt.arch);
-  if (!archs) {
-    fmt::print(stderr, "{}\n", archs.error().str());
-    return exit_bad_input;
-  }
-  if (!opt.record.empty() && archs->size() != 1) {
+  std::optional<ChosenKernel> chosen = load_chosen_kernel(opt.manifest, opt.arch);
+  if (!chosen) return exit_bad_input;
+  const KernelBuild& build = chosen->build;
+  const Manifest& m = build.manifest;
+  const std::vector<std::string>& archs = chosen->archs;
+  if (!opt.record.empty() && archs.size() != 1) {
     fmt::print(stderr,
                "tuner verify: error: --record names one record, and kernel '{}' declares {} "
                "archs: choose one with --arch\n",
-               m.kernel, archs->size());
+               m.kernel, archs.size());
     return exit_bad_input;
   }
   int rc = exit_ok;
   nlohmann::json out = {{"records", nlohmann::json::array()}};
-  for (const auto& arch : *archs) {
+  for (const auto& arch : archs) {
     std::filesystem::path path =
         opt.record.empty() ? m.record_path(arch).value() : std::filesystem::path(opt.record);
     std::string label = opt.record.empty() ? display_path(m, path) : opt.record;
     result<Verification> v =
-        verify_kernel_record(*build, arch, path, VerifyOptions{opt.allow_toolchain_drift});
+        verify_kernel_record(build, arch, path, VerifyOptions{opt.allow_toolchain_drift});
     if (!v) {
       fmt::print(stderr, "{}\n", v.error().str());
       return exit_bad_input;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/commands.hpp>
+#include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/build/cache_key.hpp>
@@ -119,19 +120,12 @@ int run_warm(const WarmOptions& opt) {
     fmt::print(stderr, "tuner warm: error: --manifest is required\n");
     return exit_bad_input;
   }
-  result<KernelBuild> build = load_kernel_build(opt.manifest);
-  if (!build) {
-    fmt::print(stderr, "{}\n", build.error().str());
-    return exit_bad_input;
-  }
-  const Manifest& manifest = build->manifest;
-  const Space& space = build->space;
-  result<std::vector<std::string>> archs = select_archs(manifest, opt.arch);
-  if (!archs) {
-    fmt::print(stderr, "{}\n", archs.error().str());
-    return exit_bad_input;
-  }
-  if (!opt.stamp.empty() && (archs->size() != 1 || opt.configs.size() != 1)) {
+  std::optional<ChosenKernel> chosen = load_chosen_kernel(opt.manifest, opt.arch);
+  if (!chosen) return exit_bad_input;
+  const Manifest& manifest = chosen->build.manifest;
+  const Space& space = chosen->build.space;
+  const std::vector<std::string>& archs = chosen->archs;
+  if (!opt.stamp.empty() && (archs.size() != 1 || opt.configs.size() != 1)) {
     fmt::print(stderr, "tuner warm: error: --stamp needs one --arch and one --config\n");
     return exit_bad_input;
   }
@@ -172,7 +166,7 @@ int run_warm(const WarmOptions& opt) {
   int cached = 0;
   int invalid = 0;
   nlohmann::json results = nlohmann::json::array();
-  for (const std::string& arch : *archs) {
+  for (const std::string& arch : archs) {
     for (const Config& config : configs) {
       const CacheKey key = keyer.key(config, arch);
       const CompileRequest request =
@@ -225,7 +219,7 @@ int run_warm(const WarmOptions& opt) {
     fmt::print("{}\n", dump_json(out, 2));
   } else if (opt.stamp.empty()) {
     std::string arch_list;
-    for (const std::string& a : *archs)
+    for (const std::string& a : archs)
       arch_list += (arch_list.empty() ? "" : ", ") + a;
     fmt::print("tuner warm: {}: {} candidates for {}: {} compiled, {} cached, {} invalid{}\n",
                manifest.kernel, configs.size(), arch_list, compiled, cached, invalid,
