@@ -14,47 +14,14 @@
 # Every figure comes from this one run. Other load on the machine shifts all of them.
 set -euo pipefail
 
-here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-tuner=""
-work="${TMPDIR:-/tmp}/tune-bench-build"
-jobs="$(nproc)"
-kernel="reduce"
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --tuner) tuner="$2"; shift 2 ;;
-    --work) work="$2"; shift 2 ;;
-    --jobs) jobs="$2"; shift 2 ;;
-    --kernel) kernel="$2"; shift 2 ;;
-    *) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-if [[ -z "$tuner" || ! -x "$tuner" ]]; then
-  echo "run.sh: pass --tuner <path to a built tuner>" >&2
-  exit 2
-fi
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/../common.sh"
+bench_options "${TMPDIR:-/tmp}/tune-bench-build" "$@"
 case "$kernel" in
   reduce | softmax) ;;
   *) echo "run.sh: --kernel is reduce or softmax" >&2; exit 2 ;;
 esac
-
-rm -rf "$work"
-mkdir -p "$work/src"
-cat >"$work/src/CMakeLists.txt" <<CMAKE
-cmake_minimum_required(VERSION 3.25...4.4)
-project(tune_build_bench LANGUAGES NONE)
-enable_testing()
-list(APPEND CMAKE_MODULE_PATH "$repo/cmake")
-include(Tune)
-tune_add_kernel($kernel
-  SOURCE "$repo/kernels/$kernel/$kernel.cu"
-  SPACE "$repo/spaces/$kernel.toml"
-  RECORD "$work/records/$kernel.json"
-  ARCH sm_90)
-CMAKE
-
-now() { date +%s.%N; }
-elapsed() { python3 -c "print(f'{$2 - $1:.2f}')"; }
+bench_tree tune_build_bench "enable_testing()"
 
 configure() {  # <build dir> <warm jobs>
   cmake -S "$work/src" -B "$1" -G Ninja -DTUNE_TUNER_EXECUTABLE="$tuner" \
@@ -94,7 +61,7 @@ t0="$(now)"; ctest --test-dir "$par" -L records >"$par.ctest.log" 2>&1; t1="$(no
 ctest_records="$(elapsed "$t0" "$t1")"
 grep -q "100% tests passed" "$par.ctest.log" || { echo "run.sh: record test failed" >&2; exit 1; }
 
-printf '%s\n' "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(hostname)"
+machine_line
 printf '%-44s %10s\n' "figure ($kernel, sm_90, $ncand candidates)" "value"
 printf '%-44s %10s\n' "warm, Ninja, $jobs jobs (s)" "$warm_par"
 printf '%-44s %10s\n' "warm, one after another (s)" "$warm_ser"

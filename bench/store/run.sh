@@ -14,48 +14,16 @@
 # warm moved (the store's size after the first; what nginx sent to the second).
 set -euo pipefail
 
-here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-tuner=""
-work="${TMPDIR:-/tmp}/tune-store-bench"
-jobs="$(nproc)"
-kernel="reduce"
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --tuner) tuner="$(realpath "$2")"; shift 2 ;;
-    --work) work="$2"; shift 2 ;;
-    --jobs) jobs="$2"; shift 2 ;;
-    --kernel) kernel="$2"; shift 2 ;;
-    *) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-if [[ -z "$tuner" || ! -x "$tuner" ]]; then
-  echo "run.sh: pass --tuner <path to a built tuner>" >&2
-  exit 2
-fi
-
-rm -rf "$work"
-mkdir -p "$work/src"
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/../common.sh"
+bench_options "${TMPDIR:-/tmp}/tune-store-bench" "$@"
+bench_tree tune_store_bench
 server="$work/server"
 python3 "$repo/tests/store/store_server.py" setup --dir "$server"
 trap 'python3 "$repo/tests/store/store_server.py" cleanup --dir "$server"' EXIT
 url="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["store"])' \
   "$server/servers.json")/bench"
 
-cat >"$work/src/CMakeLists.txt" <<CMAKE
-cmake_minimum_required(VERSION 3.25...4.4)
-project(tune_store_bench LANGUAGES NONE)
-list(APPEND CMAKE_MODULE_PATH "$repo/cmake")
-include(Tune)
-tune_add_kernel($kernel
-  SOURCE "$repo/kernels/$kernel/$kernel.cu"
-  SPACE "$repo/spaces/$kernel.toml"
-  RECORD "$work/records/$kernel.json"
-  ARCH sm_90)
-CMAKE
-
-now() { date +%s.%N; }
-elapsed() { python3 -c "print(f'{$2 - $1:.2f}')"; }
 # Bytes nginx sent in answers to GET since line $1 of its access log (combined format).
 downloaded_since() {
   tail -n "+$(($1 + 1))" "$server/access.log" | python3 -c '
@@ -93,7 +61,7 @@ down="$(downloaded_since "$mark")"
 compiled_b="$( (wc -l <"$b/tune/compile.log") 2>/dev/null || echo 0)"
 grep -q "warning" "$b.warm.log" && { echo "run.sh: warnings in tree B's warm:" >&2; grep warning "$b.warm.log" >&2; }
 
-printf '%s\n' "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(hostname)"
+machine_line
 printf '%-46s %12s\n' "figure ($kernel, sm_90, $ncand candidates)" "value"
 printf '%-46s %12s\n' "warm, cold: compile and upload (s)" "$cold"
 printf '%-46s %12s\n' "warm, from the store (s)" "$remote"
