@@ -24,18 +24,8 @@ extern "C" __global__ void scale_items4(float* y, const float* x, long long n) {
   scale_body<4>(y, x, n);
 }
 
-// Compute-bound: `iters` rounds of four independent FMA chains per thread.
-extern "C" __global__ void fma_loop(float* out, int iters) {
-  float a = threadIdx.x * 1e-3f, b = a + 1.0f, c = a + 2.0f, d = a + 3.0f;
-#pragma unroll 4
-  for (int i = 0; i < iters; ++i) {
-    a = fmaf(a, 0.9999f, 0.0001f);
-    b = fmaf(b, 0.9998f, 0.0002f);
-    c = fmaf(c, 0.9997f, 0.0003f);
-    d = fmaf(d, 0.9996f, 0.0004f);
-  }
-  out[blockIdx.x * blockDim.x + threadIdx.x] = a + b + c + d;
-}
+// Compute-bound: the timing benchmark's fma_loop (one source).
+#include "../timing/fma_loop.cuh"
 
 // The streaming kernel as a user writes it for tune (bench/fidelity/tune/scale.cu): BLOCK and
 // ITEMS compile-time, __launch_bounds__(BLOCK), int indexing; one entry per config.
