@@ -372,6 +372,32 @@ TEST_F(RemoteStoreTest, TrialsAreAdoptedExceptIncumbents) {
   EXPECT_TRUE(trial_from_json(to_json(t1)).has_value());
 }
 
+// SharedTrials changes only measure; every other virtual is the inner objective's
+// (ForwardingObjective).
+TEST_F(RemoteStoreTest, SharedTrialsForwardEverythingButMeasure) {
+  struct Finalists : CountingObjective {
+    using CountingObjective::CountingObjective;
+    std::optional<double> budget_remaining() override { return 5.0; }
+    std::optional<RunoffPairs> runoff(std::size_t incumbent, std::size_t challenger) override {
+      RunoffPairs p;
+      p.incumbent_ms = {static_cast<double>(incumbent)};
+      p.challenger_ms = {static_cast<double>(challenger)};
+      return p;
+    }
+  };
+  auto r = remote();
+  Finalists inner(three_configs());
+  SharedTrials shared(inner, *r, context(true, "gpu-a"));
+  EXPECT_EQ(&shared.configs(), &inner.configs());
+  EXPECT_EQ(shared.budget_remaining(), 5.0);
+  EXPECT_EQ(shared.cache_key(2), inner.cache_key(2));
+  const std::optional<RunoffPairs> pairs = shared.runoff(1, 2);
+  ASSERT_TRUE(pairs.has_value());
+  EXPECT_EQ(pairs->incumbent_ms, std::vector<double>{1.0});
+  EXPECT_EQ(pairs->challenger_ms, std::vector<double>{2.0});
+  EXPECT_EQ(inner.measured, 0);
+}
+
 TEST_F(RemoteStoreTest, NoRemoteTrialsMeasuresEverything) {
   auto r = remote();
   CountingObjective first(three_configs());

@@ -79,6 +79,26 @@ class Objective {
   }
 };
 
+/// The base of an objective that wraps another (the store's SharedTrials, a shard's search
+/// without its runoff): every virtual of Objective goes to `inner`, so an adapter overrides only
+/// what it changes and cannot forget one, also a virtual added to Objective later.
+class ForwardingObjective : public Objective {
+ public:
+  explicit ForwardingObjective(Objective& inner) : inner_(inner) {}
+  const std::vector<Config>& configs() override { return inner_.configs(); }
+  Trial measure(std::size_t index) override { return inner_.measure(index); }
+  std::optional<double> budget_remaining() override { return inner_.budget_remaining(); }
+  std::optional<std::string> cache_key(std::size_t index) override {
+    return inner_.cache_key(index);
+  }
+  std::optional<RunoffPairs> runoff(std::size_t incumbent, std::size_t challenger) override {
+    return inner_.runoff(incumbent, challenger);
+  }
+
+ protected:
+  Objective& inner_;  ///< the wrapped objective, for an adapter's own overrides
+};
+
 /// What a run found.
 struct Output {
   /// One trial per config visited, adopted from the log or measured now: incumbents first (in

@@ -72,7 +72,7 @@ std::string host_name() {
 }
 
 SharedTrials::SharedTrials(Objective& inner, RemoteStore& store, Context context)
-    : inner_(inner), store_(store), context_(std::move(context)) {}
+    : ForwardingObjective(inner), store_(store), context_(std::move(context)) {}
 
 std::optional<std::string> SharedTrials::key_of(std::size_t index) {
   std::optional<std::string> cache_key = inner_.cache_key(index);

@@ -50,7 +50,7 @@ result<SharedTrial> shared_trial_from_json(const nlohmann::json& j);
 std::string host_name();
 
 /// An objective that adopts and uploads shared trials around another.
-class SharedTrials : public Objective {
+class SharedTrials : public ForwardingObjective {
  public:
   /// What the trial key needs besides the candidate, and what to adopt.
   struct Context {
@@ -69,15 +69,9 @@ class SharedTrials : public Objective {
 
   SharedTrials(Objective& inner, RemoteStore& store, Context context);
 
-  const std::vector<Config>& configs() override { return inner_.configs(); }
+  /// Adopts the store's trial of the candidate, or measures it with the inner objective and
+  /// uploads the trial; every other virtual goes to the inner objective.
   Trial measure(std::size_t index) override;
-  std::optional<double> budget_remaining() override { return inner_.budget_remaining(); }
-  std::optional<std::string> cache_key(std::size_t index) override {
-    return inner_.cache_key(index);
-  }
-  std::optional<RunoffPairs> runoff(std::size_t incumbent, std::size_t challenger) override {
-    return inner_.runoff(incumbent, challenger);
-  }
 
   /// How many trials were adopted from the store, and how many uploaded.
   std::size_t adopted() const noexcept { return adopted_; }
@@ -86,7 +80,6 @@ class SharedTrials : public Objective {
  private:
   std::optional<std::string> key_of(std::size_t index);
 
-  Objective& inner_;
   RemoteStore& store_;
   Context context_;
   std::size_t adopted_ = 0;

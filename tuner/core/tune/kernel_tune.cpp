@@ -83,17 +83,10 @@ SharedTrials::Context shared_context(const BucketTune& job, const std::vector<Co
 }
 
 // The supervisor without its runoff: a shard's search leaves the runoff to the merge.
-class WithoutRunoff : public Objective {
+class WithoutRunoff : public ForwardingObjective {
  public:
-  explicit WithoutRunoff(Objective& inner) : inner_(inner) {}
-  const std::vector<Config>& configs() override { return inner_.configs(); }
-  Trial measure(std::size_t index) override { return inner_.measure(index); }
-  std::optional<std::string> cache_key(std::size_t index) override {
-    return inner_.cache_key(index);
-  }
-
- private:
-  Objective& inner_;
+  using ForwardingObjective::ForwardingObjective;
+  std::optional<RunoffPairs> runoff(std::size_t, std::size_t) override { return std::nullopt; }
 };
 
 // What every bucket's result says, measured or not: which bucket, space and device.
