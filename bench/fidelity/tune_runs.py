@@ -5,8 +5,6 @@ tuned --runs times with a fresh log each time. For every run it prints the two f
 search medians, their medians timed alone right before the runoff, their medians in the paired
 runoff, the runoff's verdict and the agreement warnings the tune wrote; last, the largest
 departure of a runoff median from the same config timed alone (the two modes at one time).
-With TUNE_RUNOFF_DIAGNOSIS the worker also re-times the finalists in several set-up orders and
-after padding allocations, printed as `diagnosis:` lines.
 
 Usage: tune_runs.py --tuner <tuner> --arch sm_90 --work <dir> [--runs 5] [--tomlpp <dir>] [--eigen <dir>]
                     [--cmake cmake] [--json <file>]
@@ -14,7 +12,6 @@ Exits 1 when a departure is over --limit percent (default 3).
 """
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -64,8 +61,6 @@ print(f"{'run':>3} {'finalist':<18} {'search':>9} {'alone':>9} {'paired':>9} {'p
 for i in range(1, args.runs + 1):
     shutil.rmtree(logdir, ignore_errors=True)
     record.unlink(missing_ok=True)
-    diagnosis = (args.work / f"runoff_diagnosis_{i}.jsonl").resolve()
-    os.environ["TUNE_RUNOFF_DIAGNOSIS"] = str(diagnosis)
     run([args.cmake, "--build", build, "--target", "tune"])
     trials = []
     for log in logdir.glob("*.trials.jsonl"):
@@ -89,9 +84,6 @@ for i in range(1, args.runs + 1):
                   f" {mode:12.3f} {drift:13.3f}  {verdict}")
         for w in t.get("warnings", []):
             print(f"    warning: {w}")
-    if diagnosis.exists():
-        for line in diagnosis.read_text().splitlines():
-            print(f"    diagnosis: {line}")
 print(f"largest departure of a runoff median from the same config timed alone just before "
       f"(from its search median where it was not): {100 * worst:.2f}%")
 if args.json:

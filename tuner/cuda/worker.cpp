@@ -5,7 +5,6 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -17,7 +16,6 @@
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include <tuner/core/base/exit_codes.hpp>
 #include <tuner/core/build/kernel_build.hpp>
@@ -171,11 +169,6 @@ class Worker {
     }
     a.reset();
     b.reset();
-    if (const char* path = std::getenv("TUNE_RUNOFF_DIAGNOSIS"); path && !answer.exiting) {
-      release(request.incumbent.key, false);
-      release(request.challenger.key, false);
-      diagnose_runoff(path, request.incumbent, request.challenger);
-    }
     release(request.incumbent.key, answer.exiting);
     release(request.challenger.key, answer.exiting);
     return answer;
@@ -235,60 +228,6 @@ class Worker {
     if (times) times->setup_ms = ms_since(t0);
     if (!p.launch) throw error("setup returned an empty launch closure");
     return p;
-  }
-
-  // A debugging aid (docs/measurement.md "Agreement of the two modes"): the finalists set up
-  // again in several orders, each timed alone as the search times it; one JSON line appended to
-  // `path`. Runs after the runoff, with both finalists released.
-  void diagnose_runoff(const char* path, const CandidateRef& inc, const CandidateRef& chal) {
-    nlohmann::json j;
-    auto time = [&](const char* name, const Prepared& p) {
-      j[name] = bench(ctx_, p.launch, ctx_.stream(), bench_).median_ms;
-    };
-    {
-      std::optional<Prepared> a = prepare(inc);
-      time("a_alone", *a);
-      std::optional<Prepared> b = prepare(chal);
-      time("a_with_b", *a);
-      time("b_with_a", *b);
-      b.reset();
-      release(chal.key, false);
-      time("a_after_b", *a);
-    }
-    release(inc.key, false);
-    {
-      std::optional<Prepared> b = prepare(chal);
-      time("b_alone", *b);
-      std::optional<Prepared> a = prepare(inc);
-      time("a_set_up_second", *a);
-      time("b_set_up_first", *b);
-    }
-    release(inc.key, false);
-    release(chal.key, false);
-    {
-      std::optional<Prepared> a1 = prepare(inc);
-      std::optional<Prepared> a2 = prepare(inc);
-      time("a_first_of_two", *a1);
-      time("a_second_of_two", *a2);
-    }
-    release(inc.key, false);
-    {
-      std::optional<Prepared> a = prepare(inc);
-      time("a_alone_again", *a);
-    }
-    release(inc.key, false);
-    // Where the buffers sit: a padding allocation before each setup shifts them.
-    for (int pad_mb : {2, 4, 8, 16, 64}) {
-      DeviceBuffer<char> pad(std::int64_t{pad_mb} << 20);
-      for (const auto& [side, ref] : {std::pair{"a", &inc}, std::pair{"b", &chal}}) {
-        {
-          std::optional<Prepared> p = prepare(*ref);
-          time(fmt::format("{}_pad_{}", side, pad_mb).c_str(), *p);
-        }
-        release(ref->key, false);
-      }
-    }
-    std::ofstream(path, std::ios::app) << j.dump() << "\n";
   }
 
   // Unloads a candidate's module (not after a CUDA error: the context is going away with the
