@@ -19,10 +19,11 @@ EXEC = DATA_ROOT / "exec"
 GEMM_LOG = DATA_ROOT / "records" / "gemm.trials.jsonl"
 
 
-def exec_log(path, *extra, bucket="m<=512", **env):
-    """Writes the log of a `tuner exec` run of the objective to `path`; returns `path`."""
+def exec_log(path, *extra, bucket="m<=512", space=EXEC / "tile.toml", **env):
+    """Writes the log of a `tuner exec` run of the objective over `space` to `path`; returns
+    `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run([TUNER, "exec", str(EXEC / "tile.toml"), "--bucket", bucket, "--log",
+    r = subprocess.run([TUNER, "exec", str(space), "--bucket", bucket, "--log",
                         str(path), *map(str, extra), "--", str(EXEC / "objective.sh")],
                        capture_output=True, text=True, env=clitest.env(**env), timeout=120)
     assert r.returncode == 0, r.stderr
@@ -120,6 +121,29 @@ class ExportCli(unittest.TestCase):
                          "score.trials.jsonl:1: error: cannot merge with 'a.trials.jsonl', a log "
                          "of another search: objective 'maximize' (this log) vs 'minimize' "
                          "('a.trials.jsonl')\n")
+
+    def test_logs_of_another_search_strategy_are_refused(self):
+        # The same bucket searched at random, as `tuner run` logs it: a kernel's log carries its
+        # bucket's pruned space hash, which the strategy does not change, so only the header's
+        # `search` tells the two searches apart (an exec log's whole-space hash would differ
+        # too). Its trials come in another order, from another sequence of configs.
+        a = exec_log(self.dir / "a.trials.jsonl")
+        lines = a.read_text().splitlines(keepends=True)
+        header = json.loads(lines[0])
+        header["search"] = {"seed": 0, "strategy": "random"}
+        (self.dir / "random.trials.jsonl").write_text(
+            json.dumps(header) + "\n" + "".join(reversed(lines[1:])))
+        r = self.export("--format", "t4", "--output", "out.json", "a.trials.jsonl",
+                        "random.trials.jsonl")
+        self.assertEqual((r.returncode, r.stdout), (2, ""))
+        self.assertEqual(r.stderr,
+                         "random.trials.jsonl:1: error: cannot merge with 'a.trials.jsonl', a log "
+                         "of another search: search '{\"seed\":0,\"strategy\":\"random\"}' "
+                         "(this log) vs '{\"strategy\":\"grid\"}' ('a.trials.jsonl')\n")
+        self.assertFalse((self.dir / "out.json").exists())
+        # Each exports on its own.
+        r = self.export("--format", "t4", "random.trials.jsonl")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
 
     def test_a_maximizing_log_exports_scores(self):
         log = exec_log(self.dir / "score.trials.jsonl", "--maximize", OBJ_SCORE=1)

@@ -152,8 +152,9 @@ struct MergedHeader {
 };
 
 // Every field in which `h` (of a later log) differs from `m`, as `field 'x' (this log) vs 'y'
-// ('<the log it came from>')`: the fields TrialLog::open compares, source_hash and toolchain
-// only when both sides carry one.
+// ('<the log it came from>')`: the fields TrialLog::open compares (the search too: the strategy
+// and the settings that shape its sequence), source_hash and toolchain only when both sides
+// carry one.
 std::vector<std::string> merge_differences(const LogHeader& h, const MergedHeader& m) {
   std::vector<std::string> out;
   auto diff = [&](const char* field, const std::string& here, const std::string& there,
@@ -171,6 +172,7 @@ std::vector<std::string> merge_differences(const LogHeader& h, const MergedHeade
   if (h.toolchain && first.toolchain)
     diff("toolchain", *h.toolchain, *first.toolchain, m.toolchain_path);
   diff("objective", h.objective, first.objective, m.path);
+  diff("search", h.search.dump(), first.search.dump(), m.path);
   return out;
 }
 

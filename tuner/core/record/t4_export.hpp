@@ -71,8 +71,8 @@ struct T4Export {
 /// in alternation, are left out and counted) and `metadata` (`timeunit` `milliseconds`, the
 /// search's tuner, arch, space hash, objective, source hash and toolchain, and the exporting
 /// tune's version). Refuses a log whose header differs from the first's (tuner, space_hash,
-/// arch, objective, log_schema; source_hash and toolchain when both carry one), naming the log,
-/// the first log and every differing field.
+/// arch, objective, search; source_hash and toolchain when both carry one), naming the log, the
+/// first log and every differing field.
 result<T4Export> export_t4(const std::vector<ExportLog>& logs);
 
 }  // namespace tune
