@@ -1,5 +1,6 @@
 #include <tuner/core/build/cache_key.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -184,6 +185,23 @@ TEST_F(CacheKeyTest, IndependentOfCheckoutAndBuildDirectory) {
   EXPECT_EQ(key(manifest_for(elsewhere, elsewhere / "build")), here);
   EXPECT_EQ(key(manifest_for(root, root / "build-release")), here);
   EXPECT_EQ(key(manifest_for(root, top / "out-of-tree")), here);
+}
+
+TEST_F(CacheKeyTest, AProjectInsideABuildTreeKeysAsAnyOtherCheckout) {
+  // A checkout that sits under the build directory (a FetchContent dependency under
+  // <build>/_deps, a scratch copy made by a test) names its files relative to its own root.
+  const std::string here = key(manifest());
+  const fs::path build = top / "consumer-build";
+  const fs::path inside = build / "_deps" / "kernels-src";
+  make_project(inside);
+  EXPECT_EQ(key(manifest_for(inside, build)), here);
+  EXPECT_EQ(source_hash(manifest_for(inside, build)), source_hash(manifest()));
+  // A build tree inside the project still names what it generates as <build>/...
+  Manifest m = manifest();
+  m.include_directories.push_back(m.build_dir / "generated");
+  const std::vector<std::string> argv =
+      CacheKeyer(m, ParamsAs::defines, fingerprint).keyed_argv(config, "sm_90");
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "-I<build>/generated"), argv.end());
 }
 
 TEST_F(CacheKeyTest, DefinitionsIncludeDirectoriesArchAndParamsChangeIt) {

@@ -247,11 +247,18 @@ CacheKeyer::CacheKeyer(Manifest manifest, const Space& space, std::string toolch
 
 std::string CacheKeyer::relative(const fs::path& p) const {
   fs::path n = p.lexically_normal();
-  if (path_under(n, manifest_.build_dir)) {
-    std::string rel = file_name(n, manifest_.build_dir);
+  const fs::path build = manifest_.build_dir.lexically_normal();
+  const fs::path root = manifest_.project_root.lexically_normal();
+  const bool in_build = path_under(n, build);
+  const bool in_root = path_under(n, root);
+  // Under both, the deeper folder names it: a build tree inside the project (`<root>/build`)
+  // holds generated files, and a project inside a build tree (a FetchContent checkout under
+  // `<build>/_deps`, a scratch copy) holds sources, which must key as in any other checkout.
+  if (in_root && (!in_build || path_under(root, build))) return file_name(n, root);
+  if (in_build) {
+    std::string rel = file_name(n, build);
     return rel == "." ? "<build>" : "<build>/" + rel;
   }
-  if (path_under(n, manifest_.project_root)) return file_name(n, manifest_.project_root);
   return n.string();
 }
 

@@ -106,8 +106,8 @@ class CacheKeyer {
                                  const std::filesystem::path& output_cubin) const;
   CacheKey key(const Config& config, std::string_view arch) const;
   /// The argument vector as the key sees it: `nvcc`, `<out>`, `<params.hpp>`, paths relative to
-  /// project_root, `<build>/...` under the build directory, toolkit and system include
-  /// directories left out.
+  /// project_root, `<build>/...` under the build directory (under both, the deeper of the two
+  /// names the path), toolkit and system include directories left out.
   std::vector<std::string> keyed_argv(const Config& config, std::string_view arch) const;
   /// The source and every project header it includes, the source first, headers by name.
   const std::vector<KeyedFile>& files() const noexcept { return files_; }
