@@ -69,6 +69,14 @@ class ReportCli(unittest.TestCase):
             "best": {"id": "BM=64,BN=128", "median_ms": 1.0, "phase": "search"},
             "runoff_winner": None, "warnings": []}])
         self.assertNotIn("http", page)
+        # --json without -o is for scripts: the summary on stdout, no page written anywhere.
+        before = sorted(p.name for p in self.dir.iterdir())
+        r = self.report(log, "--json")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        doc = json.loads(r.stdout)
+        self.assertEqual((doc["output"], doc["trials"], len(doc["logs"])), (None, 8, 1))
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir()), before)
+        self.assertFalse((self.dir / "tune_report.html").exists())
         # The same log gives the same bytes.
         self.assertEqual(self.report(log, "-o", out).returncode, 0)
         self.assertEqual(out.read_text(), page)

@@ -9,7 +9,8 @@
 // reason; and the runoff's statistics. One self-contained file: inline SVG and CSS, no script
 // and nothing fetched, and the same logs always give the same bytes.
 //
-// --json prints, instead of the `wrote` line, {"output", "trials", "logs": [{"log", "tuner",
+// --json prints, instead of the `wrote` line, {"output" (null without -o: --json alone writes
+// no page), "trials", "logs": [{"log", "tuner",
 // "objective", "trials", "measured", "invalid", "best": {"id", "median_ms", "phase"} or null,
 // "runoff_winner" (or null), "warnings"}]} (the same best as the page: runoff lines aside).
 // Exit codes: 0 written, 2 bad usage or input (no log given or found, a file that is not a
@@ -46,6 +47,7 @@ using nlohmann::json;
 struct ReportOptions {
   std::vector<std::string> inputs;
   std::string output = "tune_report.html";
+  bool output_given = false;  // -o: with --json, only then is a page written
   bool json = false;
 };
 
@@ -447,18 +449,24 @@ int run_report(const ReportOptions& opt) {
     body += section(*log);
     if (opt.json) summaries.push_back(log_summary(*log));
   }
-  const std::string page = html_page(
-      "tune report", fmt::format("<h1>tune report</h1>\n<p>{} trial log{}, {} trials.</p>\n{}",
-                                 files.size(), files.size() == 1 ? "" : "s", trials, body));
-  try {
-    write_file_atomic(opt.output, page);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "tuner report: error: {}\n", e.what());
-    return exit_environment;
+  // --json alone is for scripts reading stdout: no page unless -o asks for one.
+  const bool write_page = !opt.json || opt.output_given;
+  if (write_page) {
+    const std::string page = html_page(
+        "tune report", fmt::format("<h1>tune report</h1>\n<p>{} trial log{}, {} trials.</p>\n{}",
+                                   files.size(), files.size() == 1 ? "" : "s", trials, body));
+    try {
+      write_file_atomic(opt.output, page);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "tuner report: error: {}\n", e.what());
+      return exit_environment;
+    }
   }
   if (opt.json)
-    fmt::print("{}\n",
-               dump_json(json{{"output", opt.output}, {"trials", trials}, {"logs", summaries}}, 2));
+    fmt::print("{}\n", dump_json(json{{"output", write_page ? json(opt.output) : json(nullptr)},
+                                      {"trials", trials},
+                                      {"logs", summaries}},
+                                 2));
   else
     fmt::print("wrote {} ({} trial log{}, {} trials)\n", opt.output, files.size(),
                files.size() == 1 ? "" : "s", trials);
@@ -474,8 +482,11 @@ void add_report_command(CLI::App& app, Run& run) {
                   "trial logs (.trials.jsonl), or folders to search for them (e.g. "
                   "build/tune/<kernel>)")
       ->required();
-  sub->add_option("-o,--output", opt->output, "the page to write (default: tune_report.html)");
-  sub->add_flag("--json", opt->json, "print each log's summary (trials, best) as JSON");
+  sub->add_option("-o,--output", opt->output,
+                  "the page to write (default: tune_report.html; with --json, none unless given)")
+      ->each([opt](const std::string&) { opt->output_given = true; });
+  sub->add_flag("--json", opt->json,
+                "print each log's summary (trials, best) as JSON; writes the page only with -o");
   sub->footer(
       "Exit status: 0 written, 2 bad usage or input (no trial log, a file that is not one), 3 "
       "the page cannot be written.");
