@@ -50,13 +50,15 @@ class ReportCli(unittest.TestCase):
         self.assertEqual(page.count('<path class="invalid"'), 3)
         self.assertIn("<title>#2 BM=32,BN=32: invalid: killed by signal SIGSEGV: segfault in tile "
                       "loop</title>", page)
-        # Bars, fastest first, with the distance from the best.
-        bars = [l for l in page.splitlines() if 'class="bar' in l]
+        # Bars, fastest first, with the distance from the best: rows of a table, whose labels
+        # wrap at commas instead of being clipped.
+        configs = page[page.index("<h3>Configs by median</h3>"):page.index("<h3>Which params")]
+        bars = [l for l in configs.splitlines() if '<div class="bar' in l]
         self.assertEqual(len(bars), 5)
-        self.assertIn(">BM=64,BN=128</text>", bars[0])
-        self.assertIn(">4 ms (+300.0%)</text>", bars[-1])
-        self.assertIn("<tr><td>unreadable result &#39;fast!&#39;</td><td>1</td>"
-                      "<td>BM=32,BN=128</td></tr>", page)
+        self.assertIn('<td class="cfg">BM=64,<wbr>BN=128</td><td class="num">1 ms</td>', bars[0])
+        self.assertIn('<td class="num">4 ms (+300.0%)</td>', bars[-1])
+        self.assertIn('<tr><td class="reason">unreadable result &#39;fast!&#39;</td><td>1</td>'
+                      "<td>BM=32,<wbr>BN=128</td></tr>", page)
         self.assertNotIn("<script", page)
         # --json: the same summary as data, instead of the `wrote` line.
         r = self.report(log, "-o", out, "--json")
@@ -88,8 +90,8 @@ class ReportCli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         page = (self.dir / "tune_report.html").read_text()
         self.assertIn("11 trials: 5 measured, 6 invalid.", page)
-        self.assertIn("<tr><td>killed by signal SIGSEGV: segfault in tile loop</td><td>2</td>"
-                      "<td>BM=32,BN=32</td></tr>", page)
+        self.assertIn('<tr><td class="reason">killed by signal SIGSEGV: segfault in tile loop</td>'
+                      "<td>2</td><td>BM=32,<wbr>BN=32</td></tr>", page)
 
     def test_a_folder_stands_for_its_logs_and_a_maximizing_log_shows_scores(self):
         self.exec_log(self.dir / "tune" / "a" / "tile.trials.jsonl")
@@ -128,6 +130,55 @@ class ReportCli(unittest.TestCase):
         self.assertEqual(page.count('<path class="runoff"'), 2)
         self.assertIn("<tr><th>pairs</th><td>40</td></tr>", page)
         self.assertIn("unreadable line skipped", page)
+
+    def test_constant_params_long_labels_and_which_params_matter(self):
+        # A convolution-like log: two params the same in every trial, long labels, and one
+        # param (tile_size_x) that decides the time while block_size_x barely matters.
+        log = self.dir / "conv.trials.jsonl"
+        lines = [{"log_schema": 1, "tuner": "convolution/f17", "space_hash": "h", "arch": "sm_90",
+                  "source_hash": None, "toolchain": None, "objective": "minimize"}]
+        n = 0
+        for tx in (1, 2, 4):
+            for bx in (16, 32, 64, 128):
+                params = {"block_size_x": bx, "block_size_y": 8, "filter_height": 17,
+                          "filter_width": 17, "read_only": 1, "tile_size_x": tx,
+                          "tile_size_y": 2, "use_padding": 0}
+                cid = ",".join(f"{k}={json.dumps(params[k])}" for k in sorted(params))
+                ms = 4.0 / tx * (1 + bx / 6400)
+                t = {"config_id": cid, "params": params, "cache_key": None, "phase": "search",
+                     "device": None, "time": f"2026-11-29T10:00:{n:02d}Z", "warnings": []}
+                if tx == 4 and bx == 128:
+                    t.update(state="invalid", reason="too many resources requested for launch")
+                else:
+                    t.update(state="measured", median_ms=ms, min_ms=ms, reps=40)
+                lines.append(t)
+                n += 1
+        log.write_text("".join(json.dumps(l) + "\n" for l in lines))
+        out = self.dir / "conv.html"
+        r = self.report(log, "-o", out)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        page = out.read_text()
+        # The constants once, in the header; out of every label.
+        self.assertIn("<tr><th>constant params</th><td>block_size_y=8, filter_height=17, "
+                      "filter_width=17, read_only=1, tile_size_y=2, use_padding=0 (the same in "
+                      "every trial: left out of the labels below)</td></tr>", page)
+        configs = page[page.index("<h3>Configs by median</h3>"):page.index("<h3>Which params")]
+        self.assertNotIn("filter_height", configs)
+        self.assertIn('<td class="cfg">block_size_x=16,<wbr>tile_size_x=4</td>', configs)
+        self.assertIn("<td>block_size_x=128,<wbr>tile_size_x=4</td>", page)  # the invalid one
+        # Which params matter: tile_size_x first (spread 4.01x), each value's median of its
+        # configs, fastest value first; block_size_x after it.
+        matter = page[page.index("<h3>Which params matter</h3>"):]
+        self.assertLess(matter.index("<b>tile_size_x</b><br>spread 4.01x"),
+                        matter.index("<b>block_size_x</b><br>spread 1.53x"))
+        rows = [l for l in matter.splitlines() if l.startswith("<tr")][1:4]
+        self.assertIn("<td>4</td><td class=\"num\">3</td>", rows[0])
+        self.assertIn("<td>2</td><td class=\"num\">4</td>", rows[1])
+        self.assertIn("<td>1</td><td class=\"num\">4</td>", rows[2])
+        # The page uses the width: tables span it, the plots share a row.
+        self.assertIn('<table class="bars">', page)
+        self.assertIn('<div class="row">', page)
+        self.assertIn("table.list,table.bars{width:100%}", page)
 
     def test_bad_input_exits_2(self):
         (self.dir / "empty").mkdir()

@@ -4,10 +4,13 @@
 // Each section: the log's header; a summary (trials, measured, invalid, the best config and its
 // median); "trials in order", every trial's median against its place in the run (required,
 // search and runoff trials marked apart, invalid ones as crosses along the top, the best so far
-// as a line, a log scale when the times span more than 10x); "configs by median", the fastest
-// measured configs as bars with their distance from the best; the invalid trials grouped by
-// reason; and the runoff's statistics. One self-contained file: inline SVG and CSS, no script
-// and nothing fetched, and the same logs always give the same bytes.
+// as a line, a log scale when the times span more than 10x) beside the best so far against time;
+// "configs by median", the fastest measured configs as bars with their distance from the best;
+// "which params matter", each varying param's values with the median of the configs that have
+// them, params ordered by spread; the invalid trials grouped by reason; and the runoff's
+// statistics. Params with one value in every trial are listed once in the header and left out
+// of the config labels, which wrap at commas. One self-contained file: inline SVG and CSS, no
+// script and nothing fetched, and the same logs always give the same bytes.
 //
 // --json prints, instead of the `wrote` line, {"output" (null without -o: --json alone writes
 // no page), "trials", "logs": [{"log", "tuner",
@@ -33,9 +36,11 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/log_reader.hpp>
+#include <tuner/cli/report_tables.hpp>
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/safe_file.hpp>
+#include <tuner/core/base/text.hpp>
 #include <tuner/core/record/html_plot.hpp>
 
 namespace tune::cli {
@@ -53,31 +58,6 @@ struct ReportOptions {
 
 std::string escape(std::string_view text) {
   return html_escape(text);
-}
-
-std::string field(const json& obj, const char* name) {
-  auto it = obj.find(name);
-  if (it == obj.end() || it->is_null()) return "-";
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
-std::optional<double> median_of(const json& t) {
-  if (t.value("state", "") != "measured") return std::nullopt;
-  auto it = t.find("median_ms");
-  if (it == t.end() || !it->is_number()) return std::nullopt;
-  const double v = it->get<double>();
-  if (!std::isfinite(v) || v <= 0) return std::nullopt;
-  return v;
-}
-
-// Whether `a` beats `b`: lower times, or higher scores when the log maximizes.
-bool better(double a, double b, bool maximize) {
-  return maximize ? a > b : a < b;
-}
-
-// Milliseconds, four significant digits.
-std::string ms(double v) {
-  return fmt::format("{:.4g} ms", v);
 }
 
 // A y axis for times: linear, or log10 when they span more than 10x.
@@ -228,49 +208,6 @@ std::string time_plot(const std::vector<json>& trials, bool maximize) {
   return line_plot({best}, axes);
 }
 
-// "Configs by median": the fastest measured configs (their best search or required trial).
-std::string bars(const std::vector<json>& trials, bool maximize) {
-  std::map<std::string, double> by_config;
-  for (const json& t : trials) {
-    const auto m = median_of(t);
-    if (!m || t.value("phase", "") == "runoff") continue;
-    const std::string id = field(t, "config_id");
-    auto [it, fresh] = by_config.emplace(id, *m);
-    if (!fresh && better(*m, it->second, maximize)) it->second = *m;
-  }
-  std::vector<std::pair<std::string, double>> sorted(by_config.begin(), by_config.end());
-  std::stable_sort(sorted.begin(), sorted.end(), [maximize](const auto& a, const auto& b) {
-    return better(a.second, b.second, maximize);
-  });
-  constexpr std::size_t shown = 30;
-  const std::size_t count = std::min(sorted.size(), shown);
-  if (count == 0) return "<p>no measured config</p>\n";
-  const double row = 18, label = 300, width = 720, bar_max = width - label - 120;
-  double longest = 0;
-  for (std::size_t i = 0; i < count; ++i)
-    longest = std::max(longest, sorted[i].second);
-  const double best = sorted.front().second;
-  std::string svg =
-      fmt::format("<svg class=\"plot\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\">\n",
-                  width, row * static_cast<double>(count) + 10);
-  for (std::size_t i = 0; i < count; ++i) {
-    const auto& [id, v] = sorted[i];
-    const double y = 5 + row * static_cast<double>(i);
-    const double w = std::max(2.0, bar_max * v / longest);
-    svg += fmt::format(
-        "<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>"
-        "<rect class=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/>"
-        "<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\">{}{}</text>\n",
-        label - 8, y + 12, escape(id), i == 0 ? "bar best-bar" : "bar", label, y + 2, w, row - 5,
-        label + w + 6, y + 12, ms(v),
-        i == 0 ? "" : fmt::format(" ({:+.1f}%)", 100 * (v / best - 1)));
-  }
-  svg += "</svg>\n";
-  if (sorted.size() > shown)
-    svg += fmt::format("<p>{} more measured configs not shown.</p>\n", sorted.size() - shown);
-  return svg;
-}
-
 std::string section(const LogFile& log) {
   const json& h = log.header;
   const std::vector<json>& trials = log.trials;
@@ -278,7 +215,8 @@ std::string section(const LogFile& log) {
   std::size_t measured = 0;
   const json* best = nullptr;
   const json* runoff = nullptr;
-  std::map<std::string, std::vector<std::string>> reasons;
+  const std::map<std::string, std::string> constant = constant_params(trials);
+  std::map<std::string, std::vector<std::string>> reasons;  // reason -> config labels
   for (const json& t : trials) {
     if (const auto m = median_of(t)) {
       ++measured;
@@ -286,7 +224,7 @@ std::string section(const LogFile& log) {
           (best == nullptr || better(*m, *median_of(*best), maximize)))
         best = &t;
     } else {
-      reasons[field(t, "reason")].push_back(field(t, "config_id"));  // one per trial
+      reasons[field(t, "reason")].push_back(config_label(t, constant));  // one per trial
     }
     // Both finalists' runoff lines carry the same statistics: the first will do.
     if (auto r = t.find("runoff"); runoff == nullptr && r != t.end() && r->is_object())
@@ -303,6 +241,15 @@ std::string section(const LogFile& log) {
   }
   out += fmt::format("<tr><th>search</th><td>{}</td></tr>\n",
                      escape(h.contains("search") ? h["search"].dump() : "{\"strategy\":\"grid\"}"));
+  if (!constant.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [name, value] : constant)
+      parts.push_back(name + "=" + value);
+    out += fmt::format(
+        "<tr><th>constant params</th><td>{} (the same in every trial: left out of the labels "
+        "below)</td></tr>\n",
+        escape(join(parts, ", ")));
+  }
   out += "</table>\n";
   out += fmt::format("<p class=\"summary\">{} trials: {} measured, {} invalid.", trials.size(),
                      measured, trials.size() - measured);
@@ -324,20 +271,23 @@ std::string section(const LogFile& log) {
   }
   if (maximize)
     out += "<p>This log maximizes a score: the plots show the scores, higher is better.</p>\n";
-  out += "<h3>Trials in order</h3>\n" + order_plot(trials, maximize);
+  // The two plots side by side where the page is wide enough.
+  out += "<div class=\"row\">\n<div>\n<h3>Trials in order</h3>\n" + order_plot(trials, maximize);
   out +=
       "<p class=\"legend\"><span class=\"k-required\">&#9632;</span> required "
       "<span class=\"k-search\">&#9679;</span> search "
       "<span class=\"k-runoff\">&#9670;</span> runoff "
       "<span class=\"k-invalid\">&#10005;</span> invalid "
-      "<span class=\"k-best\">&#9472;</span> best so far</p>\n";
-  out += "<h3>Best so far against time</h3>\n" + time_plot(trials, maximize);
+      "<span class=\"k-best\">&#9472;</span> best so far</p>\n</div>\n";
+  out += "<div>\n<h3>Best so far against time</h3>\n" + time_plot(trials, maximize) +
+         "</div>\n</div>\n";
   out += std::string("<h3>Configs by ") + (maximize ? "score" : "median") + "</h3>\n" +
-         bars(trials, maximize);
+         bars(trials, maximize, constant);
+  out += "<h3>Which params matter</h3>\n" + importance(trials, maximize, constant);
   if (!reasons.empty()) {
     out +=
         "<h3>Invalid trials by reason</h3>\n<table class=\"list\">\n"
-        "<tr><th>reason</th><th>trials</th><th>configs</th></tr>\n";
+        "<tr><th class=\"reason\">reason</th><th>trials</th><th>configs</th></tr>\n";
     std::vector<std::pair<std::string, std::vector<std::string>>> sorted(reasons.begin(),
                                                                          reasons.end());
     std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
@@ -350,10 +300,10 @@ std::string section(const LogFile& log) {
         if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
       std::string list;
       for (std::size_t i = 0; i < configs.size() && i < 5; ++i)
-        list += (i ? ", " : "") + configs[i];
-      if (configs.size() > 5) list += fmt::format(", and {} more", configs.size() - 5);
-      out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(reason),
-                         trials_of.size(), escape(list));
+        list += (i ? "; " : "") + configs[i];
+      if (configs.size() > 5) list += fmt::format("; and {} more", configs.size() - 5);
+      out += fmt::format("<tr><td class=\"reason\">{}</td><td>{}</td><td>{}</td></tr>\n",
+                         escape(reason), trials_of.size(), list);
     }
     out += "</table>\n";
   }

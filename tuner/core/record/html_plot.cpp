@@ -39,7 +39,13 @@ std::string_view html_style() {
 h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:2em}
 h3{font-size:1em;margin-bottom:.3em}
 table{border-collapse:collapse}th,td{padding:2px 10px;text-align:left;vertical-align:top}
-table.list td,table.list th{border-bottom:1px solid #eee}
+table.list,table.bars{width:100%}
+table.list td,table.list th,table.bars td,table.bars th{border-bottom:1px solid #eee}
+td.reason{width:55%;overflow-wrap:anywhere}td.cfg{max-width:40em;overflow-wrap:anywhere}
+td.num{white-space:nowrap;text-align:right}th.barcell,td.barcell{width:40%}
+tr.group td{border-top:1px solid #ccc}
+div.bar{height:12px;background:#9bb7d9}div.best-bar{background:#2a9d4b}
+.row>div{display:inline-block;vertical-align:top;margin-right:3em}
 th{font-weight:600;color:#555}.warning{color:#a60}
 .plot text{font-size:11px;fill:#333}.axis{stroke:#888}
 .search{fill:#777}.required{fill:#1f5fbf}.runoff{fill:#e08a00}

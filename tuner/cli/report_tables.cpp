@@ -1,0 +1,228 @@
+#include <tuner/cli/report_tables.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/core.h>
+
+#include <tuner/core/base/text.hpp>
+#include <tuner/core/record/html_plot.hpp>
+
+namespace tune::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string escape(std::string_view text) {
+  return html_escape(text);
+}
+
+}  // namespace
+
+std::string field(const json& obj, const char* name) {
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) return "-";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+std::optional<double> median_of(const json& t) {
+  if (t.value("state", "") != "measured") return std::nullopt;
+  auto it = t.find("median_ms");
+  if (it == t.end() || !it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v <= 0) return std::nullopt;
+  return v;
+}
+
+// Whether `a` beats `b`: lower times, or higher scores when the log maximizes.
+bool better(double a, double b, bool maximize) {
+  return maximize ? a > b : a < b;
+}
+
+// Milliseconds, four significant digits.
+std::string ms(double v) {
+  return fmt::format("{:.4g} ms", v);
+}
+
+// The params every trial of the log has with one value (a convolution's filter size): said
+// once in the section's header, left out of every config's label. Empty when the log has fewer
+// than two configs (nothing to compare).
+std::map<std::string, std::string> constant_params(const std::vector<json>& trials) {
+  std::map<std::string, std::string> constant;
+  std::set<std::string> ids;
+  for (const json& t : trials) {
+    auto p = t.find("params");
+    if (p == t.end() || !p->is_object()) continue;
+    if (ids.empty())
+      for (const auto& [name, value] : p->items())
+        constant.emplace(name, value.dump());
+    ids.insert(field(t, "config_id"));
+    std::erase_if(constant, [&](const auto& kv) {
+      auto v = p->find(kv.first);
+      return v == p->end() || v->dump() != kv.second;
+    });
+  }
+  if (ids.size() < 2) return {};
+  return constant;
+}
+
+// A config's label without the constant params (its id when nothing else is left), with a
+// break opportunity after each comma so that a long label wraps instead of being cut.
+std::string config_label(const json& t, const std::map<std::string, std::string>& constant) {
+  std::vector<std::string> parts;
+  if (auto p = t.find("params"); p != t.end() && p->is_object())
+    for (const auto& [name, value] : p->items())
+      if (!constant.contains(name)) parts.push_back(name + "=" + value.dump());
+  std::string label = parts.empty() ? field(t, "config_id") : join(parts, ",");
+  std::string out;
+  for (char c : escape(label)) {
+    out += c;
+    if (c == ',') out += "<wbr>";
+  }
+  return out;
+}
+
+namespace {
+
+// Each measured config's best median (search and required trials) and its label, best first.
+std::vector<std::pair<std::string, double>> ranked_configs(
+    const std::vector<json>& trials, bool maximize,
+    const std::map<std::string, std::string>& constant) {
+  std::map<std::string, std::pair<std::string, double>> by_config;  // id -> (label, median)
+  for (const json& t : trials) {
+    const auto m = median_of(t);
+    if (!m || t.value("phase", "") == "runoff") continue;
+    auto [it, fresh] =
+        by_config.emplace(field(t, "config_id"), std::pair{config_label(t, constant), *m});
+    if (!fresh && better(*m, it->second.second, maximize)) it->second.second = *m;
+  }
+  std::vector<std::pair<std::string, double>> sorted;
+  for (const auto& [id, lv] : by_config)
+    sorted.push_back(lv);
+  std::stable_sort(sorted.begin(), sorted.end(), [maximize](const auto& a, const auto& b) {
+    return better(a.second, b.second, maximize);
+  });
+  return sorted;
+}
+
+// A bar of `fraction` of its cell (0..1), as a div: the table keeps labels whole and the bars
+// take the width the page has.
+std::string bar_div(double fraction, bool best) {
+  return fmt::format("<div class=\"{}\" style=\"width:{:.1f}%\"></div>",
+                     best ? "bar best-bar" : "bar", 100 * std::clamp(fraction, 0.005, 1.0));
+}
+
+}  // namespace
+
+// "Configs by median": the fastest measured configs as rows of a table (label, median, a bar
+// with the distance from the best); labels wrap at commas instead of being clipped.
+std::string bars(const std::vector<json>& trials, bool maximize,
+                 const std::map<std::string, std::string>& constant) {
+  const std::vector<std::pair<std::string, double>> sorted =
+      ranked_configs(trials, maximize, constant);
+  constexpr std::size_t shown = 30;
+  const std::size_t count = std::min(sorted.size(), shown);
+  if (count == 0) return "<p>no measured config</p>\n";
+  double longest = 0;
+  for (std::size_t i = 0; i < count; ++i)
+    longest = std::max(longest, sorted[i].second);
+  const double best = sorted.front().second;
+  std::string out =
+      "<table class=\"bars\">\n<tr><th class=\"cfg\">config</th><th>median</th>"
+      "<th class=\"barcell\"></th></tr>\n";
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto& [label, v] = sorted[i];
+    out += fmt::format(
+        "<tr><td class=\"cfg\">{}</td><td class=\"num\">{}{}</td><td class=\"barcell\">{}"
+        "</td></tr>\n",
+        label, maximize ? fmt::format("{:.4g}", v) : ms(v),
+        i == 0 ? "" : fmt::format(" ({:+.1f}%)", 100 * (v / best - 1)),
+        bar_div(v / longest, i == 0));
+  }
+  out += "</table>\n";
+  if (sorted.size() > shown)
+    out += fmt::format("<p>{} more measured configs not shown.</p>\n", sorted.size() - shown);
+  return out;
+}
+
+// "Which params matter": per param that varies, each value's median over the measured configs
+// that have it (each config by its best median), their best, and a bar against the slowest
+// value; params ordered by spread (the slowest value's median over the fastest's), widest
+// first, so the params that decide the time come first.
+std::string importance(const std::vector<json>& trials, bool maximize,
+                       const std::map<std::string, std::string>& constant) {
+  // Each measured config's params and best median.
+  std::map<std::string, std::pair<const json*, double>> configs;
+  for (const json& t : trials) {
+    const auto m = median_of(t);
+    auto p = t.find("params");
+    if (!m || t.value("phase", "") == "runoff" || p == t.end() || !p->is_object()) continue;
+    auto [it, fresh] = configs.emplace(field(t, "config_id"), std::pair{&*p, *m});
+    if (!fresh && better(*m, it->second.second, maximize)) it->second.second = *m;
+  }
+  struct ValueStats {
+    std::string value;
+    std::vector<double> medians;
+    double median = 0, best = 0;
+  };
+  struct ParamStats {
+    std::string name;
+    std::vector<ValueStats> values;
+    double spread = 1;
+  };
+  std::map<std::string, std::map<std::string, std::vector<double>>> by_param;
+  for (const auto& [id, pm] : configs)
+    for (const auto& [name, value] : pm.first->items())
+      if (!constant.contains(name)) by_param[name][value.dump()].push_back(pm.second);
+  std::vector<ParamStats> params;
+  for (auto& [name, values] : by_param) {
+    if (values.size() < 2) continue;
+    ParamStats ps{name, {}, 1};
+    double lo = 0, hi = 0;
+    for (auto& [value, medians] : values) {
+      std::sort(medians.begin(), medians.end());
+      const std::size_t n = medians.size();
+      ValueStats vs{value, medians,
+                    n % 2 ? medians[n / 2] : (medians[n / 2 - 1] + medians[n / 2]) / 2,
+                    maximize ? medians.back() : medians.front()};
+      lo = ps.values.empty() ? vs.median : std::min(lo, vs.median);
+      hi = ps.values.empty() ? vs.median : std::max(hi, vs.median);
+      ps.values.push_back(std::move(vs));
+    }
+    ps.spread = lo > 0 ? hi / lo : 1;
+    std::stable_sort(ps.values.begin(), ps.values.end(), [maximize](const auto& a, const auto& b) {
+      return better(a.median, b.median, maximize);
+    });
+    params.push_back(std::move(ps));
+  }
+  if (params.empty()) return "<p>no param takes two values among the measured configs</p>\n";
+  std::stable_sort(params.begin(), params.end(),
+                   [](const auto& a, const auto& b) { return a.spread > b.spread; });
+  std::string out = fmt::format(
+      "<table class=\"bars\">\n<tr><th>param</th><th>value</th><th>configs</th><th>median"
+      "</th><th>best</th><th class=\"barcell\">median of the value's configs</th></tr>\n");
+  const auto num = [maximize](double v) { return maximize ? fmt::format("{:.4g}", v) : ms(v); };
+  for (const ParamStats& ps : params) {
+    double longest = 0;
+    for (const ValueStats& vs : ps.values)
+      longest = std::max(longest, vs.median);
+    for (std::size_t i = 0; i < ps.values.size(); ++i) {
+      const ValueStats& vs = ps.values[i];
+      const std::string name_cell =
+          i == 0 ? fmt::format("<td rowspan=\"{}\"><b>{}</b><br>spread {:.2f}x</td>",
+                               ps.values.size(), escape(ps.name), ps.spread)
+                 : "";
+      out += fmt::format(
+          "<tr{}>{}<td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+          "<td class=\"num\">{}</td><td class=\"barcell\">{}</td></tr>\n",
+          i == 0 ? " class=\"group\"" : "", name_cell, escape(vs.value), vs.medians.size(),
+          num(vs.median), num(vs.best), bar_div(vs.median / longest, i == 0));
+    }
+  }
+  out += "</table>\n";
+  return out;
+}
+
+}  // namespace tune::cli
