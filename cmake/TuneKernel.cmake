@@ -98,7 +98,10 @@ Included by ``Tune.cmake``; see there for the cache variables and global targets
   ``record.<name>`` (a ctest test per architecture; ``record.<name>.<arch>`` when there are
   several; label ``records``)
     ``tuner verify`` of the committed record: passes when fresh, fails with the reason and the
-    command that re-tunes when stale or missing. Needs ``enable_testing()`` in the project.
+    command that re-tunes when stale or missing. Needs ``enable_testing()`` in the project (in
+    the top-level ``CMakeLists.txt``): without it the configure ends with a warning naming the
+    kernels whose tests are not registered. Run the gate as ``ctest --no-tests=error -L
+    records``, so that a build without the tests fails instead of passing.
 #]=======================================================================]
 include_guard(GLOBAL)
 # Everything below runs under tune's policy settings, not the calling project's: CMake records
@@ -370,6 +373,45 @@ function(_tune_write_kernel_list)
       message(STATUS "tune: removed the manifest of '${old_name}', no longer declared")
     endif()
   endforeach()
+  _tune_check_testing_enabled()
+endfunction()
+
+# _tune_check_testing_enabled(): at the end of the configure, warns once when the record tests
+# of some kernels will not reach ctest: add_test does nothing in a directory without
+# enable_testing() (ctest reads a directory's tests only when it and every directory above it
+# enabled testing), so `ctest -L records` would find no test and pass. A project that turned
+# BUILD_TESTING off chose so, and is not warned.
+function(_tune_check_testing_enabled)
+  if(DEFINED BUILD_TESTING AND NOT BUILD_TESTING)
+    return()
+  endif()
+  get_property(declared GLOBAL PROPERTY _TUNE_KERNEL_DIRS)
+  set(untested)
+  foreach(item IN LISTS declared)
+    string(REPLACE "|" ";" item "${item}")
+    list(GET item 0 kernel)
+    list(GET item 1 dir)
+    while(TRUE)
+      get_directory_property(enabled DIRECTORY "${dir}" DEFINITION CMAKE_TESTING_ENABLED)
+      if(NOT enabled)
+        list(APPEND untested "${kernel}")
+        break()
+      endif()
+      get_directory_property(parent DIRECTORY "${dir}" PARENT_DIRECTORY)
+      if(parent STREQUAL "")
+        break()
+      endif()
+      set(dir "${parent}")
+    endwhile()
+  endforeach()
+  if(untested)
+    list(JOIN untested ", " names)
+    message(WARNING "tune: testing is not enabled where kernel(s) ${names} are declared, so "
+      "their record tests (record.<name>, label records) are not registered: `ctest -L records` "
+      "would find no test and pass without checking a record. Call enable_testing() in the "
+      "top-level CMakeLists.txt, before the tune_add_kernel calls (or include(CTest)), and run "
+      "the gate as `ctest --no-tests=error -L records`.")
+  endif()
 endfunction()
 
 # _tune_check_inherited_definitions(<fn> <lib> <target> <chain>): stops when <target> (reached
@@ -490,6 +532,8 @@ function(tune_add_kernel name)
       CALL _tune_write_kernel_list)
   endif()
   set_property(GLOBAL APPEND PROPERTY _TUNE_KERNEL_LIST "${name}")
+  # Where its record tests are added: _tune_check_testing_enabled looks there at the end.
+  set_property(GLOBAL APPEND PROPERTY _TUNE_KERNEL_DIRS "${name}|${CMAKE_CURRENT_SOURCE_DIR}")
 
   set(harness)
   foreach(h IN LISTS arg_HARNESS)

@@ -13,7 +13,7 @@ build=${TUNE_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${TUNE_TOMLPP_INCLUDE_DIR:+-DTUNE_TOMLPP_INCLUDE_DIR=$TUNE_TOMLPP_INCLUDE_DIR} ${TUNE_ARCH:+-DTUNE_ARCH=$TUNE_ARCH}
 cmake --build "$build"
 cmake --build "$build" --target warm
-ctest --test-dir "$build" -L records --output-on-failure
+ctest --test-dir "$build" --no-tests=error -L records --output-on-failure
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   cmake --build "$build" --target tune
 fi

@@ -31,7 +31,7 @@ t3=$(stamp)
 echo "tune exit $rc"; grep -E "^(tune|tuner|gemm|softmax|reduce|  )" "$out/tune_run.log" | tail -25
 cmake --build "$build" --target tune > "$out/tune_again.log" 2>&1
 t4=$(stamp)
-ctest --test-dir "$build" -L records --output-on-failure > "$out/records.log" 2>&1
+ctest --test-dir "$build" --no-tests=error -L records --output-on-failure > "$out/records.log" 2>&1
 grep -E "tests passed|tests failed" "$out/records.log"
 tar czf "$out/results.tgz" records "$build"/tune/*/sm_90/*.trials.jsonl 2>/dev/null
 

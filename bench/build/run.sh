@@ -57,7 +57,7 @@ t0="$(now)"; cmake --build "$par" >"$par.noop.log" 2>&1; t1="$(now)"
 noop_ninja="$(elapsed "$t0" "$t1")"
 t0="$(now)"; cmake --build "$par" --target tune >"$par.tune.log" 2>&1; t1="$(now)"
 noop_tune="$(elapsed "$t0" "$t1")"
-t0="$(now)"; ctest --test-dir "$par" -L records >"$par.ctest.log" 2>&1; t1="$(now)"
+t0="$(now)"; ctest --test-dir "$par" --no-tests=error -L records >"$par.ctest.log" 2>&1; t1="$(now)"
 ctest_records="$(elapsed "$t0" "$t1")"
 grep -q "100% tests passed" "$par.ctest.log" || { echo "run.sh: record test failed" >&2; exit 1; }
 

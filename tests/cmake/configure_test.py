@@ -33,8 +33,8 @@ class ConfigureTest(unittest.TestCase):
     def setUpClass(cls):
         cls.p = Project("configure")
 
-    def configure(self, body, *defs, archs_unset=True):
-        self.p.write("CMakeLists.txt", HEAD + body + "\n")
+    def configure(self, body, *defs, archs_unset=True, head=HEAD):
+        self.p.write("CMakeLists.txt", head + body + "\n")
         extra = list(defs)
         if not any(d.startswith("-DTUNE_ARCH=") for d in extra):
             extra.append("-DTUNE_ARCH=")
@@ -211,6 +211,44 @@ class ConfigureTest(unittest.TestCase):
         self.assertNotIn("fill", status.stdout + status.stderr)
         self.assertRegex(status.stdout, r"(?m)^scale +sm_90 +missing +")
         self.p.manifest("fill").unlink()
+
+    def test_a_project_without_testing_is_warned_once_naming_the_kernels(self):
+        both = (f"{DECLARE}\ntune_add_kernel(fill SOURCE kernels/fill.cu SPACE spaces/fill.toml "
+                "RECORD records/fill.json ARCH sm_90)")
+        untested = HEAD.replace("enable_testing()\n", "")
+        result = self.configure(both, head=untested)
+        self.assertEqual(result.rc, 0, result)
+        warning = ("tune: testing is not enabled where kernel(s) scale, fill are declared, so "
+                   "their record tests (record.<name>, label records) are not registered")
+        self.assertEqual(squash(result.stderr).count(squash(warning)), 1, result)
+        self.assertIn("run the gate as `ctest --no-tests=error -L records`", squash(result.stderr))
+        # Why it matters: plain ctest passes on no test, the documented gate does not.
+        plain = consumer.run(["ctest", "--test-dir", self.p.build, "-L", "records"])
+        self.assertEqual(plain.rc, 0, plain)
+        gate = consumer.run(["ctest", "--test-dir", self.p.build, "--no-tests=error", "-L",
+                             "records"])
+        self.assertNotEqual(gate.rc, 0, gate)
+        # Testing enabled in the top directory: no warning, and the gate finds both tests (they
+        # fail: no record is committed).
+        result = self.configure(both)
+        self.assertEqual(result.rc, 0, result)
+        self.assertNotIn("testing is not enabled", result.stderr)
+        listed = consumer.run(["ctest", "--test-dir", self.p.build, "-N", "-L", "records"])
+        self.assertIn("Total Tests: 2", listed.stdout, listed)
+        # BUILD_TESTING=OFF is a choice: no warning.
+        result = self.configure(both, "-DBUILD_TESTING=OFF", head=untested)
+        self.assertEqual(result.rc, 0, result)
+        self.assertNotIn("testing is not enabled", result.stderr)
+        # A kernel declared in a subdirectory that the top-level file adds before
+        # enable_testing() is not tested either: only it is named.
+        self.p.write("sub/CMakeLists.txt",
+                     "tune_add_kernel(fill SOURCE ../kernels/fill.cu SPACE ../spaces/fill.toml "
+                     "RECORD ../records/fill.json ARCH sm_90)\n")
+        result = self.configure(f"{DECLARE}\nadd_subdirectory(sub)\nenable_testing()",
+                                "-UBUILD_TESTING", head=untested)
+        self.assertEqual(result.rc, 0, result)
+        self.assertIn("tune: testing is not enabled where kernel(s) fill are declared",
+                      squash(result.stderr))
 
     def test_compile_options_may_not_choose_the_architecture(self):
         self.assert_fails(
