@@ -85,7 +85,9 @@ Included by ``Tune.cmake``; see there for the cache variables and global targets
     id; a depfile lists the headers the candidate's cache key read). A cached candidate is not
     compiled again; one that fails to compile or is over the architecture's limits is stored
     as invalid and does not fail the build. Steps run in the ``tune_warm`` job pool
-    (``TUNE_WARM_JOBS``). Part of the aggregate ``warm``.
+    (``TUNE_WARM_JOBS``). Then one line per architecture says what they did: ``tuner warm:
+    fill sm_90: 4 candidates: 2 compiled, 0 from the store, 2 already cached; 2 invalid (1
+    failed, 1 over_limit)``. Part of the aggregate ``warm``.
 
   ``tune.<name>``
     Checks the committed record(s): a fresh record prints one line and compiles nothing; a
@@ -744,10 +746,14 @@ function(tune_add_kernel name)
     add_custom_target(warm.${name}.${arch} DEPENDS ${stamps})
     list(APPEND all_stamps "${stamps}")
   endforeach()
-  add_custom_target(warm.${name})
+  # After the steps, one line per architecture says what they did (tuner warm --summary).
+  add_custom_target(warm.${name}
+    COMMAND "${tool}" warm --manifest "${manifest}" --summary
+    VERBATIM)
   foreach(arch IN LISTS archs)
     add_dependencies(warm.${name} warm.${name}.${arch})
   endforeach()
+  _tune_add_tool_dependencies(warm.${name} "${tool_depends}")
   add_dependencies(warm warm.${name})
 
   # --- tune: the staleness check, then the runner (never depends on warm) -------------------

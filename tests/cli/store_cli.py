@@ -188,16 +188,19 @@ class StoreCli(unittest.TestCase):
     def test_store_commands(self):
         a = self.tree("a")
         self.warm(a)  # no store: the local cache only
-        r = self.tuner("store", "status", "--remote", self.url, "--build", self.dir / "a" / "build")
+        r = self.tuner("store", "status", "--remote", self.url, "--build-dir",
+                       self.dir / "a" / "build")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("reachable: yes", r.stdout)
         self.assertIn(f"this build's cache: {CANDIDATES} entries, 0 of them in the store",
                       r.stdout)
-        r = self.tuner("store", "push", "--remote", self.url, "--build", self.dir / "a" / "build")
+        r = self.tuner("store", "push", "--remote", self.url, "--build-dir",
+                       self.dir / "a" / "build")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"pushed {CANDIDATES} cache entries and 0 trials", r.stdout)
         b = self.tree("b")
-        r = self.tuner("store", "pull", "--remote", self.url, "--build", self.dir / "b" / "build")
+        r = self.tuner("store", "pull", "--remote", self.url, "--build-dir",
+                       self.dir / "b" / "build")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"pulled {CANDIDATES} cache entries", r.stdout)
         out, _ = self.warm(b)

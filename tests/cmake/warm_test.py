@@ -51,6 +51,12 @@ class WarmTest(unittest.TestCase):
 
     def test_2_warm_compiles_every_candidate_once(self):
         self.assertEqual(self.first_warm.rc, 0, self.first_warm)
+        # One summary line per kernel and architecture, after its steps.
+        self.assertIn("tuner warm: scale sm_90: 4 candidates: 4 compiled, 0 from the store, 0 "
+                      "already cached; none invalid\n", self.first_warm.stdout)
+        self.assertIn("tuner warm: fill sm_90: 4 candidates: 4 compiled, 0 from the store, 0 "
+                      "already cached; 2 invalid (1 failed, 1 over_limit)\n",
+                      self.first_warm.stdout)
         ids = [cid for _, cid in self.first_log]
         self.assertEqual(len(ids), 8, self.first_log)
         self.assertEqual(set(ids), SCALE_IDS | FILL_IDS)
@@ -105,7 +111,11 @@ class WarmTest(unittest.TestCase):
     def test_4_second_warm_does_nothing(self):
         again = self.p.build_target("warm")
         self.assertEqual(again.rc, 0, again)
-        self.assertIn("ninja: no work to do.", again.stdout)
+        self.assertNotIn("warm scale", again.stdout)  # no step ran: only the summaries
+        self.assertIn("tuner warm: scale sm_90: 4 candidates: 0 compiled, 0 from the store, 4 "
+                      "already cached; none invalid\n", again.stdout)
+        self.assertIn("tuner warm: fill sm_90: 4 candidates: 0 compiled, 0 from the store, 4 "
+                      "already cached; 2 invalid (1 failed, 1 over_limit)\n", again.stdout)
         self.assertEqual(self.p.compile_log(), self.first_log)
 
     def test_5_record_test_fails_missing_then_passes_pinned(self):
@@ -161,7 +171,11 @@ class WarmTest(unittest.TestCase):
         self.assertEqual(sorted(cid for _, cid in new), sorted(SCALE_IDS))
         old_keys = {key for key, _ in self.first_log}
         self.assertTrue(all(key not in old_keys for key, _ in new))
-        self.assertEqual(self.p.build_target("warm").stdout.count("ninja: no work to do."), 1)
+        self.assertIn("tuner warm: scale sm_90: 4 candidates: 4 compiled, 0 from the store, 0 "
+                      "already cached; none invalid\n", warm.stdout)
+        self.assertIn("tuner warm: fill sm_90: 4 candidates: 0 compiled, 0 from the store, 4 "
+                      "already cached; 2 invalid (1 failed, 1 over_limit)\n", warm.stdout)
+        self.assertNotIn("warm scale", self.p.build_target("warm").stdout)
 
     def test_8_stale_record_fails_with_the_reason_and_tune_cannot_tune(self):
         record = json.loads((self.p.src / "records" / "scale.json").read_text())
@@ -207,7 +221,8 @@ class WarmTest(unittest.TestCase):
         every = self.p.tuner("warm", "--manifest", manifest)
         self.assertEqual(every.rc, 0, every)
         self.assertTrue(every.stdout.endswith(
-            "tuner warm: fill: 4 candidates for sm_90: 0 compiled, 4 cached, 2 invalid\n"),
+            "tuner warm: fill sm_90: 4 candidates: 0 compiled, 0 from the store, 4 already "
+            "cached; 2 invalid (1 failed, 1 over_limit)\n"),
             every)
         one = self.p.tuner("warm", "--manifest", manifest, "--config", "BLOCK=256,SHARED_KIB=1",
                            "--json")

@@ -1,11 +1,11 @@
 // `tuner store status|push|pull|gc`: the remote store (docs/store.md) by hand.
 //
-//   tuner store status [--remote S] [--build DIR] [--json]
-//       whether the store answers; for a directory store its object counts; with --build, how
+//   tuner store status [--remote S] [--build-dir DIR] [--json]
+//       whether the store answers; for a directory store its object counts; with --build-dir, how
 //       many of the build tree's cache entries the store holds
-//   tuner store push --build DIR [--remote S]
+//   tuner store push --build-dir DIR [--remote S]
 //       uploads the build tree's kernel cache entries and its measured trials
-//   tuner store pull --build DIR [--remote S]
+//   tuner store pull --build-dir DIR [--remote S]
 //       downloads the entries of every candidate of the build tree's kernels that the local
 //       cache lacks (trials are adopted by the tune itself, which knows its device)
 //   tuner store gc --keep-days N [--remote S]
@@ -212,7 +212,7 @@ int pull_command(RemoteStore& remote, const std::vector<KernelBuild>& kernels) {
 int run_store(const StoreOptions& opt) {
   const std::vector<KernelBuild> kernels = build_kernels(opt.build);
   if ((opt.action == "push" || opt.action == "pull") && opt.build.empty()) {
-    fmt::print(stderr, "tuner store {}: error: --build is required\n", opt.action);
+    fmt::print(stderr, "tuner store {}: error: --build-dir is required\n", opt.action);
     return exit_bad_input;
   }
   const std::string configured = kernels.empty() ? "" : kernels.front().manifest.remote_store;
@@ -265,14 +265,15 @@ void add_store_command(CLI::App& app, Run& run) {
   };
   auto* status = sub->add_subcommand("status", "whether the store answers, and counts");
   common(status);
-  status->add_option("--build", opt->build, "a build tree: how many of its entries are stored");
+  status->add_option("--build-dir,--build", opt->build,
+                     "a build tree: how many of its entries are stored");
   status->add_flag("--json", opt->json, "print the status as JSON");
   auto* push = sub->add_subcommand("push", "upload a build tree's kernel cache and trials");
   common(push);
-  push->add_option("--build", opt->build, "the build tree")->required();
+  push->add_option("--build-dir,--build", opt->build, "the build tree")->required();
   auto* pull = sub->add_subcommand("pull", "download the build tree's candidates the cache lacks");
   common(pull);
-  pull->add_option("--build", opt->build, "the build tree")->required();
+  pull->add_option("--build-dir,--build", opt->build, "the build tree")->required();
   auto* gc = sub->add_subcommand("gc", "remove old objects from a directory store");
   common(gc);
   gc->add_option("--keep-days", opt->keep_days, "keep what was written or read in N days")

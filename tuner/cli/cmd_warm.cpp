@@ -3,8 +3,16 @@
 // The build runs one `tuner warm --config <id> --stamp <file> --depfile <file>` per candidate
 // and architecture (one Ninja edge each, see cmake/TuneKernel.cmake); without --config it warms
 // every candidate of the space, one after the other (for tools and people).
+//
+// Each build step also appends what it did (`<arch> compiled|downloaded|cached <config id>`) to
+// `<log_dir>/warm.events`; `tuner warm --manifest M --summary`, the command of the warm.<name>
+// target (after every step), reads and removes those lines and prints one summary line per
+// architecture: candidates compiled, taken from the store and already cached in this build,
+// and the invalid ones by kind.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -16,6 +24,7 @@
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/build/cache_key.hpp>
 #include <tuner/core/build/compile_request.hpp>
@@ -41,7 +50,41 @@ struct WarmOptions {
   std::string depfile;
   std::string remote;
   bool json = false;
+  bool summary = false;
 };
+
+// What warm did to the candidates of one architecture, and what the cache says of them.
+struct WarmCounts {
+  std::size_t candidates = 0;
+  std::size_t compiled = 0;
+  std::size_t downloaded = 0;  // taken from the remote store
+  std::size_t missing = 0;     // no cache entry (a summary only: warm was interrupted)
+  std::map<std::string, std::size_t> invalid;  // by status: failed, over_limit
+};
+
+// `tuner warm: fill sm_90: 4 candidates: 1 compiled, 0 from the store, 3 already cached; 2
+// invalid (1 failed, 1 over_limit)`.
+std::string describe_warm(const std::string& kernel, const std::string& arch, const WarmCounts& c) {
+  const std::size_t cached =
+      c.candidates - std::min(c.candidates, c.compiled + c.downloaded + c.missing);
+  std::string line = fmt::format(
+      "tuner warm: {} {}: {} candidates: {} compiled, {} from the store, {} already cached", kernel,
+      arch, c.candidates, c.compiled, c.downloaded, cached);
+  if (c.missing > 0)
+    line += fmt::format(", {} not in the cache (warm again to compile them)", c.missing);
+  std::size_t invalid = 0;
+  std::string kinds;
+  for (const auto& [status, n] : c.invalid) {
+    invalid += n;
+    kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", n, status);
+  }
+  if (invalid == 0) return line + "; none invalid";
+  return line + fmt::format("; {} invalid ({})", invalid, kinds);
+}
+
+fs::path warm_events_path(const Manifest& manifest) {
+  return manifest.log_dir / "warm.events";
+}
 
 // The candidates warm compiles: the union of every bucket's pruned configs, in order of first
 // appearance (docs/formats.md "Search space"). The limit on a space's configs holds for its
@@ -113,6 +156,64 @@ int list_candidates(const std::string& space_path, const std::string& kernel,
   return exit_ok;
 }
 
+// The events the warm steps appended since the last summary, taken away atomically (a step
+// that appends meanwhile starts a new file, read by the next summary): per architecture, how
+// many candidates were compiled and how many downloaded.
+std::map<std::string, WarmCounts> take_warm_events(const fs::path& events) {
+  std::map<std::string, WarmCounts> counts;
+  const fs::path taken = events.string() + ".reading";
+  std::error_code ec;
+  fs::rename(events, taken, ec);
+  if (ec) return counts;  // no step ran since the last summary
+  std::string text;
+  try {
+    text = read_file(taken);
+  } catch (const error&) {
+  }
+  fs::remove(taken, ec);
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    const std::size_t a = line.find(' ');
+    const std::size_t b = a == std::string::npos ? a : line.find(' ', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string what = line.substr(a + 1, b - a - 1);
+    WarmCounts& c = counts[line.substr(0, a)];
+    if (what == "compiled") ++c.compiled;
+    if (what == "downloaded") ++c.downloaded;
+  }
+  return counts;
+}
+
+// `--summary`: one line per architecture, after the warm steps of the build ran.
+int warm_summary(const Manifest& manifest, const Space& space,
+                 const std::vector<std::string>& archs) {
+  result<std::vector<Config>> all = all_candidates(space);
+  if (!all) {
+    fmt::print(stderr, "{}\n", all.error().str());
+    return exit_bad_input;
+  }
+  std::map<std::string, WarmCounts> counts = take_warm_events(warm_events_path(manifest));
+  const CacheKeyer keyer(manifest, space);
+  const KernelCache cache(effective_cache_dir(manifest.cache_dir));
+  for (const std::string& arch : archs) {
+    WarmCounts& c = counts[arch];
+    c.candidates = all->size();
+    for (const Config& config : *all) {
+      const std::optional<CacheEntry> entry = cache.lookup(keyer.key(config, arch).digest);
+      if (!entry)
+        ++c.missing;
+      else if (!entry->valid())
+        ++c.invalid[std::string(to_string(entry->status))];
+    }
+    fmt::print("{}\n", describe_warm(manifest.kernel, arch, c));
+  }
+  return exit_ok;
+}
+
 int run_warm(const WarmOptions& opt) {
   if (!opt.list_candidates.empty())
     return list_candidates(opt.list_candidates, opt.kernel, opt.entry);
@@ -125,6 +226,7 @@ int run_warm(const WarmOptions& opt) {
   const Manifest& manifest = chosen->build.manifest;
   const Space& space = chosen->build.space;
   const std::vector<std::string>& archs = chosen->archs;
+  if (opt.summary) return warm_summary(manifest, space, archs);
   if (!opt.stamp.empty() && (archs.size() != 1 || opt.configs.size() != 1)) {
     fmt::print(stderr, "tuner warm: error: --stamp needs one --arch and one --config\n");
     return exit_bad_input;
@@ -165,6 +267,7 @@ int run_warm(const WarmOptions& opt) {
   int downloaded = 0;
   int cached = 0;
   int invalid = 0;
+  std::map<std::string, WarmCounts> counts;
   nlohmann::json results = nlohmann::json::array();
   for (const std::string& arch : archs) {
     for (const Config& config : configs) {
@@ -175,7 +278,12 @@ int run_warm(const WarmOptions& opt) {
           compile_with_store(cache, remote.get(), request, manifest.compile_log);
       ++(outcome.compiled ? compiled : cached);
       if (outcome.downloaded) ++downloaded;
+      WarmCounts& c = counts[arch];
+      ++c.candidates;
+      c.compiled += outcome.compiled ? 1 : 0;
+      c.downloaded += outcome.downloaded ? 1 : 0;
       if (!outcome.entry.valid()) {
+        ++c.invalid[std::string(to_string(outcome.entry.status))];
         ++invalid;
         if (!opt.json)
           fmt::print("tuner warm: {} {} {}: invalid ({}): {} (see {})\n", manifest.kernel, arch,
@@ -192,6 +300,14 @@ int run_warm(const WarmOptions& opt) {
                          {"entry", cache.entry_path(key.digest).string()}});
 
       if (!opt.stamp.empty()) {
+        // For the summary of the warm.<name> target.
+        append_log_line(warm_events_path(manifest),
+                        fmt::format("{} {} {}", arch,
+                                    outcome.compiled     ? "compiled"
+                                    : outcome.downloaded ? "downloaded"
+                                                         : "cached",
+                                    config.id()),
+                        "the warm events");
         // The depfile names what the key read, on a hit too: Ninja must learn the headers of
         // a candidate that another build tree compiled.
         std::vector<std::string> deps;
@@ -218,13 +334,8 @@ int run_warm(const WarmOptions& opt) {
     }
     fmt::print("{}\n", dump_json(out, 2));
   } else if (opt.stamp.empty()) {
-    std::string arch_list;
-    for (const std::string& a : archs)
-      arch_list += (arch_list.empty() ? "" : ", ") + a;
-    fmt::print("tuner warm: {}: {} candidates for {}: {} compiled, {} cached, {} invalid{}\n",
-               manifest.kernel, configs.size(), arch_list, compiled, cached, invalid,
-               remote ? fmt::format(" ({} of the cached from the remote store)", downloaded)
-                      : std::string());
+    for (const std::string& arch : archs)
+      fmt::print("{}\n", describe_warm(manifest.kernel, arch, counts[arch]));
   }
   return exit_ok;
 }
@@ -251,6 +362,10 @@ void add_warm_command(CLI::App& app, Run& run) {
                   "(http(s)://host:port/prefix, a directory, or off; default: TUNE_REMOTE_STORE, "
                   "else the build's)");
   sub->add_flag("--json", opt->json, "print the outcome of every candidate as JSON");
+  sub->add_flag("--summary", opt->summary,
+                "compile nothing: say what the build's warm steps did since the last summary "
+                "(compiled, from the store, already cached) and which candidates are invalid")
+      ->needs(manifest);
   auto* list = sub->add_option("--list-candidates", opt->list_candidates,
                                "print the candidate ids of a space file, one per line, and "
                                "compile nothing (what the CMake functions read)");

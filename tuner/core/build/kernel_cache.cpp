@@ -295,19 +295,23 @@ CacheEntry KernelCache::store(CacheEntry entry, const std::optional<fs::path>& c
   return entry;
 }
 
-void append_compile_log(const fs::path& log, std::string_view key, std::string_view config_id) {
+void append_log_line(const fs::path& log, std::string_view line, std::string_view what) {
   std::error_code ec;
   if (log.has_parent_path()) fs::create_directories(log.parent_path(), ec);
-  const std::string line = fmt::format("{} {}\n", key, config_id);
-  result<int> opened = open_for_writing(log, O_WRONLY | O_CREAT | O_APPEND, "the compile log");
+  const std::string text = std::string(line) + "\n";
+  result<int> opened = open_for_writing(log, O_WRONLY | O_CREAT | O_APPEND, what);
   if (!opened) throw error(opened.error().str());  // the build tree's own file, not user input
   const int fd = *opened;
-  const ssize_t n = ::write(fd, line.data(), line.size());
+  const ssize_t n = ::write(fd, text.data(), text.size());
   const int saved = errno;
   ::close(fd);
-  if (n != static_cast<ssize_t>(line.size()))
-    throw error(fmt::format("cannot append to the compile log '{}': {}", log.string(),
-                            std::strerror(saved)));
+  if (n != static_cast<ssize_t>(text.size()))
+    throw error(
+        fmt::format("cannot append to {} '{}': {}", what, log.string(), std::strerror(saved)));
+}
+
+void append_compile_log(const fs::path& log, std::string_view key, std::string_view config_id) {
+  append_log_line(log, fmt::format("{} {}", key, config_id), "the compile log");
 }
 
 namespace {

@@ -148,6 +148,12 @@ class KernelCache {
   std::filesystem::path dir_;
 };
 
+/// Appends `line` and a newline to `log` in one write (creating the file and its directory), so
+/// that concurrent writers never interleave lines; `what` names the file in errors ("the compile
+/// log"). Throws tune::error on failure.
+void append_log_line(const std::filesystem::path& log, std::string_view line,
+                     std::string_view what);
+
 /// Appends `<key> <config_id>` and a newline to `log` in one write (creating the file and its
 /// directory), so that concurrent compiles never interleave lines. Throws tune::error on failure.
 void append_compile_log(const std::filesystem::path& log, std::string_view key,
