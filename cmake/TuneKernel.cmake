@@ -41,7 +41,10 @@ Included by ``Tune.cmake``; see there for the cache variables and global targets
 
   ``HARNESS <file>...``
     The setup code the runner measures the kernel with. Without it the kernel can be warmed
-    and verified but not tuned.
+    and verified but not tuned. The runner's sources find the kernel's names header, written
+    at configure time: ``#include <tune/kernel/<name>.hpp>`` declares
+    ``tune::kernel::<name>::param::<PARAM>`` and ``::shape::<NAME>`` (docs/harness.md). Any
+    other target that compiles the harness links the INTERFACE library ``tune_names.<name>``.
 
   ``ENTRY <symbol>``
     The entry function's name; default ``<name>`` (then ``<name>`` must be a C identifier).
@@ -280,22 +283,24 @@ function(_tune_resolve_archs fn tuner out)
   set(${out} "${archs}" PARENT_SCOPE)
 endfunction()
 
-# _tune_candidates(<fn> <tuner> <name> <space> <out-ids>): validates the space with the tuner and
-# returns the candidate ids warm compiles: the union of every bucket's pruned configs, in order
-# of first appearance. `tuner warm --list-candidates` prints them one per line (Space::load, the
+# _tune_candidates(<fn> <tuner> <name> <space> <out-ids> <entry> <names-header>): validates the
+# space with the tuner and returns the candidate ids warm compiles: the union of every bucket's
+# pruned configs, in order of first appearance, and writes the kernel's names header to
+# <names-header> (rewritten only when it changes). `tuner warm --list-candidates` prints them one
+# per line (Space::load, the
 # same reader and diagnostics as `tuner space`); lines keep this linear in the number of
 # candidates, where string(JSON) over `tuner space --json` would re-parse the document per id.
 # With --kernel it also refuses what can never give a record (tuner/core/space/space_checks.hpp): a
 # space of another kernel, a bucket that keeps no config, a bucket shadowed by earlier ones.
 # Ids cannot hold ';' or '[' (param values are restricted to [A-Za-z0-9_.:+-]), so they are
 # safe list elements.
-function(_tune_candidates fn tuner name space out)
+function(_tune_candidates fn tuner name space out entry names_header)
   set(entry_args)
-  if(ARGC GREATER 5 AND ARGV5 MATCHES "<")
-    set(entry_args --entry "${ARGV5}")
+  if(entry MATCHES "<")
+    set(entry_args --entry "${entry}")
   endif()
   execute_process(COMMAND "${tuner}" warm --list-candidates "${space}" --kernel "${name}"
-                          ${entry_args}
+                          ${entry_args} --names-header "${names_header}"
     RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     string(STRIP "${err}" err)
@@ -650,7 +655,13 @@ function(tune_add_kernel name)
 
   # --- the space: validated now, and the candidate list for the build graph ----------------
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${space}")
-  _tune_candidates("${fn}" "${configure_tuner}" "${name}" "${space}" candidates "${entry}")
+  # The names header of the harness (tune::kernel::<name>::param::X), written with the list.
+  set(names_dir "${kernel_dir}/include")
+  _tune_candidates("${fn}" "${configure_tuner}" "${name}" "${space}" candidates "${entry}"
+    "${names_dir}/tune/kernel/${name}.hpp")
+  # For other targets that compile the harness (a build check, a test): link tune_names.<name>.
+  add_library(tune_names.${name} INTERFACE)
+  target_include_directories(tune_names.${name} INTERFACE "$<BUILD_INTERFACE:${names_dir}>")
   list(LENGTH candidates ncandidates)
 
   # --- the manifest ----------------------------------------------------------------------
@@ -696,7 +707,7 @@ function(tune_add_kernel name)
   _tune_json_array(j_harness ${harness})
   _tune_json(j_tool "${tool}")
   _tune_json(j_remote "${TUNE_REMOTE_STORE}")
-  _tune_add_runner("${name}" j_runner ${harness})
+  _tune_add_runner("${name}" j_runner "${names_dir}" ${harness})
   # The runner (cmake/TuneRunner.cmake) is named through $<TARGET_FILE>, when there is one.
   file(GENERATE OUTPUT "${manifest}" CONTENT "{
   \"schema_version\": 1,

@@ -7,13 +7,16 @@ include_guard(GLOBAL)
 block(SCOPE_FOR POLICIES)
 cmake_policy(VERSION 3.25...4.4)
 
-# _tune_add_runner(<name> <out-json> <harness>...): with harness sources and the tune::runner
+# _tune_add_runner(<name> <out-json> <names-include-dir> <harness>...): with harness sources and
+# the tune::runner
 # library (built here when tune is added with add_subdirectory or is this repository, imported
 # from the installed package after find_package(Tune)), adds the
 # executable `<name>.runner` and sets <out-json> to its path as a JSON string (a generator
 # expression, for the manifest's file(GENERATE)). Otherwise <out-json> is `null`: the kernel can
-# be warmed and verified, and `tuner run` says it has no runner.
-function(_tune_add_runner name out)
+# be warmed and verified, and `tuner run` says it has no runner. The runner's sources get
+# <names-include-dir>, where the configure wrote the kernel's names header
+# (`#include <tune/kernel/<name>.hpp>`).
+function(_tune_add_runner name out names_dir)
   set(harness ${ARGN})
   if(NOT harness)
     set(${out} "null" PARENT_SCOPE)
@@ -27,6 +30,7 @@ function(_tune_add_runner name out)
   endif()
   add_executable(${name}.runner ${harness})
   target_link_libraries(${name}.runner PRIVATE tune::runner)
+  target_include_directories(${name}.runner PRIVATE "${names_dir}")
   set_target_properties(${name}.runner PROPERTIES
     OUTPUT_NAME "${name}.runner"
     RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/tune/${name}")

@@ -1,4 +1,5 @@
 // The harness of examples/tile/tile.cu: ctx.entry() is the candidate's instance of tile_gemm.
+#include <tune/kernel/tile.hpp>  // its param and shape names, written by the configure
 #include <tuner/cuda/harness.hpp>
 
 #include <cstdint>
@@ -6,12 +7,14 @@
 
 namespace {
 
+using namespace tune::kernel::tile;  // param::X, shape::X
+
 tune::Launch setup(tune::SetupContext& ctx) {
-  const int m = static_cast<int>(ctx.shape().int_("M"));
-  const int n = static_cast<int>(ctx.shape().int_("N"));
-  const int k = static_cast<int>(ctx.shape().int_("K"));
-  const auto bm = static_cast<unsigned>(ctx.params().int_("BM"));
-  const auto bn = static_cast<unsigned>(ctx.params().int_("BN"));
+  const int m = static_cast<int>(ctx.shape().int_(shape::M));
+  const int n = static_cast<int>(ctx.shape().int_(shape::N));
+  const int k = static_cast<int>(ctx.shape().int_(shape::K));
+  const auto bm = static_cast<unsigned>(ctx.params().int_(param::BM));
+  const auto bn = static_cast<unsigned>(ctx.params().int_(param::BN));
 
   tune::DeviceBuffer<float> a(static_cast<std::size_t>(m) * k);
   tune::DeviceBuffer<float> b(static_cast<std::size_t>(k) * n);

@@ -4,6 +4,7 @@
 // the result (the fixture's output) and its own partials poisoned with NaN, one checked run of both
 // entries against the double-precision sum, then the closure the bench times: `reduce`, then
 // `reduce_final`, as one candidate.
+#include <tune/kernel/reduce.hpp>  // its param and shape names, written by the configure
 #include <tuner/cuda/harness.hpp>
 
 #include <cstdint>
@@ -13,6 +14,8 @@
 #include "reference.hpp"
 
 namespace {
+
+using namespace tune::kernel::reduce;  // param::X, shape::X
 
 // What every candidate of a bucket shares: the input, the sum and its host reference. The
 // partial sums depend on the candidate's tile, so they stay per candidate.
@@ -24,7 +27,7 @@ struct Reduce {
 
 Reduce prepare(tune::BucketContext& ctx) {
   Reduce f;
-  f.n = ctx.shape().int_("N");
+  f.n = ctx.shape().int_(shape::N);
   f.in = tune::DeviceBuffer<float>(f.n);
   f.out = tune::DeviceBuffer<float>(1);
   const std::vector<float> hin = kernels::random_floats(ctx.rng()(), f.in.size(), -1.0f, 1.0f);

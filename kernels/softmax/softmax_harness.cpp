@@ -3,6 +3,7 @@
 // matters) and the double-precision reference over the whole output are made once per bucket;
 // each candidate gets the output poisoned with NaN, one checked launch, then the closure the
 // bench times.
+#include <tune/kernel/softmax.hpp>  // its param and shape names, written by the configure
 #include <tuner/cuda/harness.hpp>
 
 #include <cstdint>
@@ -14,6 +15,8 @@
 
 namespace {
 
+using namespace tune::kernel::softmax;  // param::X, shape::X
+
 // What every candidate of a bucket shares: the input, the output and the host reference.
 struct Softmax {
   std::int64_t rows = 0, cols = 0;
@@ -23,8 +26,8 @@ struct Softmax {
 
 Softmax prepare(tune::BucketContext& ctx) {
   Softmax f;
-  f.rows = ctx.shape().int_("ROWS");
-  f.cols = ctx.shape().int_("COLS");
+  f.rows = ctx.shape().int_(shape::ROWS);
+  f.cols = ctx.shape().int_(shape::COLS);
   f.in = tune::DeviceBuffer<float>(f.rows * f.cols);
   f.out = tune::DeviceBuffer<float>(f.rows * f.cols);
   const std::vector<float> hin = kernels::random_floats(ctx.rng()(), f.in.size(), -8.0f, 8.0f);
@@ -39,9 +42,9 @@ Softmax prepare(tune::BucketContext& ctx) {
 tune::Launch setup(tune::SetupContext& ctx, Softmax& f) {
   const std::int64_t rows = f.rows;
   const std::int64_t cols = f.cols;
-  const std::int64_t block = ctx.params().int_("BLOCK");
-  const std::int64_t rows_per_block = ctx.params().int_("ROWS_PER_BLOCK");
-  const std::int64_t vec = ctx.params().int_("VEC");
+  const std::int64_t block = ctx.params().int_(param::BLOCK);
+  const std::int64_t rows_per_block = ctx.params().int_(param::ROWS_PER_BLOCK);
+  const std::int64_t vec = ctx.params().int_(param::VEC);
   if (cols % vec != 0) {
     throw tune::error("COLS " + std::to_string(cols) + " is not a multiple of VEC " +
                       std::to_string(vec) + " (the space must prune this config)");

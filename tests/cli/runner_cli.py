@@ -340,6 +340,32 @@ class RunnerCli(unittest.TestCase):
                          "bucket 'large'; the old record is left as it was")
         self.assertEqual(self.record.read_text(), "old record\n")
 
+    def test_a_harness_failure_stops_the_bucket_at_the_first_candidate(self):
+        # No incumbent: without the harness-failure stop, every candidate of the bucket would be
+        # measured into the same invalid trial.
+        space = self.dir / "src" / "saxpy.toml"
+        space.write_text(space.read_text().replace("require = [{ BLOCK = 64 }]\n", ""))
+        self.record.write_text("old record\n")
+        r = self.tune(env=self.env(FAKE_HARNESS_TYPO="large"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        measured = [l for l in self.side_lines("large") if l.startswith("measure ")]
+        self.assertEqual(measured, [f"measure {block(64)}"])
+        self.assertEqual(
+            [l for l in r.stderr.splitlines() if l.startswith("large: error")],
+            ["large: error: the harness fails the same way for every candidate, so the bucket "
+             "stops at the first: saxpy_harness.cpp:12: config 'BLOCK=64' has no value 'BLOK' "
+             "(it has: BLOCK); fix the harness and run again"])
+        # Nothing is logged for the bucket, so the fixed harness measures it all next time; the
+        # other bucket was tuned as usual, and no record is written without 'large'.
+        large_log = self.logdir / "sm_90" / "large.trials.jsonl"
+        logged = large_log.read_text().splitlines()[1:] if large_log.exists() else []
+        self.assertEqual(logged, [])
+        self.assertIn(f"measure {block(512)}", self.side_lines(BUCKET))
+        self.assertEqual(self.record.read_text(), "old record\n")
+        result = json.loads((self.logdir / "sm_90" / "large.result.json").read_text())
+        self.assertIn("has no value 'BLOK'", result["harness_failure"])
+        self.assertIsNone(result["best"])
+
     def test_tuner_run_without_a_runner(self):
         m = json.loads(self.manifest.read_text())
         m["runner"] = None

@@ -85,6 +85,26 @@ class InstallTest(unittest.TestCase):
         self.assertEqual(h.rc, 0, h)
         self.assertIn("measures candidates of one bucket of a tunable kernel on the GPU", h.stdout)
 
+    def test_4b_a_misspelt_name_in_the_harness_does_not_compile(self):
+        # The runner finds the kernel's names header by itself; through it a typo is a compile
+        # error, not an invalid trial per candidate on the GPU.
+        names = self.build / "tune" / "copy" / "include" / "tune" / "kernel" / "copy.hpp"
+        self.assertIn('inline constexpr std::string_view BLOCK = "BLOCK";', names.read_text())
+        src = self.root / "typo"
+        shutil.copytree(HERE / "installed", src)
+        harness = src / "copy_harness.cpp"
+        harness.write_text(harness.read_text().replace("param::BLOCK", "param::BLOK"))
+        build = self.root / "typo_build"
+        c = run([consumer.ARGS.cmake, "-S", src, "-B", build, "-G", "Ninja",
+                 f"-DCMAKE_PREFIX_PATH={self.prefix}", self.flags])
+        self.assertEqual(c.rc, 0, c)
+        b = run([consumer.ARGS.cmake, "--build", build, "--target", "copy.runner"])
+        self.assertNotEqual(b.rc, 0, b)
+        self.assertIn("copy_harness.cpp", b.stdout)
+        # (GCC quotes with ‘’ under a UTF-8 locale, with '' under C.)
+        self.assertRegex(b.stdout,
+                         r"[‘']BLOK[’'] is not a member of [‘']tune::kernel::copy::param[’']")
+
     def test_5_the_header_and_the_library_work_from_the_prefix(self):
         b = run([consumer.ARGS.cmake, "--build", self.build, "--target", "show_winner",
                  "config_id"])

@@ -60,8 +60,11 @@ TEST(HarnessExampleTest, TheGateCatchesAWrongLaunch) {
                        Config{{"BLOCK", 128}, {"ITEMS", 2}}, ctx().stream());
     harness().setup(setup);
     ADD_FAILURE() << "expected error";
-  } catch (const error& e) {
-    EXPECT_EQ(std::string(e.what()), "shape of bucket 'small' has no value 'N' (it has: M)");
+  } catch (const harness_error& e) {
+    // The harness's line that asked (line 11 reads ctx.shape().int_("N")), then what the
+    // bucket has.
+    EXPECT_EQ(std::string(e.what()),
+              "saxpy_harness.cpp:11: shape of bucket 'small' has no value 'N' (it has: M)");
   }
 }
 

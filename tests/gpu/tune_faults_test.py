@@ -11,6 +11,8 @@ test_2: SIGTERM to `tuner run` alone (not its process group) while the spinning 
 flight: it stops within seconds with 143, the candidate is abandoned (not logged), the log is
 whole, the committed record is untouched, no worker is left; run again, it resumes, measures
 no completed trial again and writes the same winner.
+test_3: a harness that reads a misspelt param ('VARIANTS'): `tuner run` stops the bucket at its
+first candidate with one line naming faulty_harness.cpp:17, logs nothing, writes no record.
 
 Arguments and the TUNE_GPU_E2E gate: gpu_consumer.py.
 """
@@ -140,6 +142,34 @@ class TuneFaults(unittest.TestCase):
         self.assertEqual([e["config"]["id"] for e in record["entries"]], ["VARIANT=4"])
         self.assertEqual(workers_of(self.manifest), [])
         print("tune_faults: resumed: no completed trial measured again, winner VARIANT=4")
+
+    def test_3_a_misspelt_param_in_the_harness_stops_the_bucket_at_once(self):
+        # The harness reads 'VARIANTS': every candidate would fail the same way, so the first
+        # one stops the bucket, naming the harness's line; nothing is logged.
+        harness = self.src / "faulty_harness.cpp"
+        good = harness.read_text()
+        harness.write_text(good.replace('int_("VARIANT")', 'int_("VARIANTS")'))
+        before = self.record.read_bytes()
+        shutil.rmtree(self.logdir)
+        try:
+            built = run([ARGS.cmake, "--build", self.build, "--target", "faulty.runner"],
+                        env=self.env)
+            self.assertEqual(built.returncode, 0, built.stdout + built.stderr)
+            start = time.monotonic()
+            r = run([ARGS.tuner, "run", "--manifest", self.manifest], env=self.env)
+            took = time.monotonic() - start
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertIn("all: error: the harness fails the same way for every candidate, so the "
+                          "bucket stops at the first: faulty_harness.cpp:17: config 'VARIANT=0' "
+                          "has no value 'VARIANTS' (it has: VARIANT); fix the harness and run "
+                          "again", r.stderr)
+            self.assertEqual(logged(self.log), [])
+            self.assertEqual(self.record.read_bytes(), before)
+            self.assertEqual(workers_of(self.manifest), [])
+            print(f"tune_faults: a misspelt param stopped the bucket after {took:.1f} s")
+        finally:
+            harness.write_text(good)
+            run([ARGS.cmake, "--build", self.build, "--target", "faulty.runner"], env=self.env)
 
 
 if __name__ == "__main__":

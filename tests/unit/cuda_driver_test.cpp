@@ -210,11 +210,17 @@ TEST(HarnessValuesTest, ReadsByNameAndNamesWhatIsMissing) {
   EXPECT_EQ(shape.str("LAYOUT"), "row");
   EXPECT_TRUE(shape.has("M"));
   EXPECT_FALSE(shape.has("K"));
-  EXPECT_THROW_MSG(shape.int_("K"), error,
-                   "shape of bucket 'm<=512' has no value 'K' (it has: M, LAYOUT)");
-  EXPECT_THROW_MSG(shape.int_("LAYOUT"), error,
-                   "shape of bucket 'm<=512': 'LAYOUT' is a string, not an int");
-  EXPECT_THROW_MSG(shape.str("M"), error, "shape of bucket 'm<=512': 'M' is an int, not a string");
+  // Each names the harness's line that asked, and is a harness_error: the same for every
+  // candidate, so the tune stops the bucket on it.
+  const std::string at = "cuda_driver_test.cpp:" + std::to_string(__LINE__ + 1) + ": ";
+  EXPECT_THROW_MSG(shape.int_("K"), harness_error,
+                   at + "shape of bucket 'm<=512' has no value 'K' (it has: M, LAYOUT)");
+  const std::string at2 = "cuda_driver_test.cpp:" + std::to_string(__LINE__ + 1) + ": ";
+  EXPECT_THROW_MSG(shape.int_("LAYOUT"), harness_error,
+                   at2 + "shape of bucket 'm<=512': 'LAYOUT' is a string, not an int");
+  const std::string at3 = "cuda_driver_test.cpp:" + std::to_string(__LINE__ + 1) + ": ";
+  EXPECT_THROW_MSG(shape.str("M"), harness_error,
+                   at3 + "shape of bucket 'm<=512': 'M' is an int, not a string");
 }
 
 TEST(HarnessCheckTest, RelativeError) {

@@ -26,6 +26,7 @@ namespace {
 // A worker whose answers carry times; with `fixture_failure` set every answer says so.
 struct Script {
   std::optional<std::string> fixture_failure;
+  std::optional<std::string> harness_failure;
   int started = 0;
   int measured = 0;
 };
@@ -50,6 +51,9 @@ class TimedWorker : public WorkerConnection {
     if (script_.fixture_failure) {
       a.state.value = InvalidState{*script_.fixture_failure};
       a.fixture_failure = script_.fixture_failure;
+    } else if (script_.harness_failure) {
+      a.state.value = InvalidState{*script_.harness_failure};
+      a.harness_failure = script_.harness_failure;
     } else {
       a.state.value = MeasuredState{1.0, 0.9, 50};
     }
@@ -128,6 +132,39 @@ TEST(PipelineTest, AFailingFixtureStopsTheBucketOnce) {
     return result<BucketResult>(again);
   }();
   EXPECT_EQ(back->fixture_failure, r.fixture_failure);
+}
+
+TEST(PipelineTest, AHarnessFailureStopsTheBucketOnce) {
+  Script script;
+  script.harness_failure = "h.cpp:12: config 'B=1' has no value 'BLOK' (it has: B)";
+  Supervisor s = make_supervisor(script, 3);
+  try {
+    s.measure(0);
+    FAIL() << "no HarnessFailure";
+  } catch (const HarnessFailure& e) {
+    EXPECT_STREQ(e.what(), "h.cpp:12: config 'B=1' has no value 'BLOK' (it has: B)");
+  }
+  EXPECT_EQ(script.measured, 1);
+  // Through the protocol: the field survives a round trip.
+  MeasureAnswer a;
+  a.state.value = InvalidState{"x"};
+  a.harness_failure = "x";
+  auto back = decode_measure_answer(encode(a));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(std::get<MeasureAnswer>(*back).harness_failure, "x");
+  BucketResult r;
+  r.kernel = "k";
+  r.bucket = "b";
+  r.arch = "sm_90";
+  r.harness_failure = *script.harness_failure;
+  EXPECT_EQ(describe_outcome(r),
+            "error: the harness fails the same way for every candidate, so the bucket stops at "
+            "the first: h.cpp:12: config 'B=1' has no value 'BLOK' (it has: B); fix the harness "
+            "and run again");
+  nlohmann::json j = r;
+  BucketResult again;
+  from_json(j, again);
+  EXPECT_EQ(again.harness_failure, r.harness_failure);
 }
 
 TEST(PipelineTest, TimesRoundTripThroughProtocolAndLog) {

@@ -30,6 +30,7 @@
 #include <tuner/core/build/compile_request.hpp>
 #include <tuner/core/build/kernel_build.hpp>
 #include <tuner/core/build/kernel_cache.hpp>
+#include <tuner/core/record/winners_header.hpp>
 #include <tuner/core/space/entry_template.hpp>
 #include <tuner/core/space/space_checks.hpp>
 #include <tuner/core/store/remote_store.hpp>
@@ -43,6 +44,7 @@ struct WarmOptions {
   std::string list_candidates;
   std::string kernel;  // with --list-candidates: the name the space is declared under
   std::string entry;
+  std::string names_header;  // with --list-candidates: write the kernel's names header there
   std::string manifest;
   std::string arch;
   std::vector<std::string> configs;
@@ -115,7 +117,7 @@ result<std::vector<Config>> all_candidates(const Space& space) {
 // `tuner space --json` with CMake's string(JSON) re-parses the document once per id. A space that
 // can never give a record (space_checks.hpp) is refused here, so that the configure stops on it.
 int list_candidates(const std::string& space_path, const std::string& kernel,
-                    const std::string& entry) {
+                    const std::string& entry, const std::string& names_out) {
   result<Space> space = Space::load(space_path);
   if (!space) {
     fmt::print(stderr, "{}\n", space.error().str());
@@ -148,6 +150,15 @@ int list_candidates(const std::string& space_path, const std::string& kernel,
   if (!all) {
     fmt::print(stderr, "{}\n", all.error().str());
     return exit_bad_input;
+  }
+  if (!names_out.empty()) {
+    // Rewritten only when it changes, so that a configure does not rebuild the harness.
+    try {
+      write_file_if_changed(names_out, names_header(*space, kernel, space_path));
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "tuner warm: error: {}\n", e.what());
+      return exit_environment;
+    }
   }
   std::string out;
   for (const Config& c : *all)
@@ -216,7 +227,7 @@ int warm_summary(const Manifest& manifest, const Space& space,
 
 int run_warm(const WarmOptions& opt) {
   if (!opt.list_candidates.empty())
-    return list_candidates(opt.list_candidates, opt.kernel, opt.entry);
+    return list_candidates(opt.list_candidates, opt.kernel, opt.entry, opt.names_header);
   if (opt.manifest.empty()) {
     fmt::print(stderr, "tuner warm: error: --manifest is required\n");
     return exit_bad_input;
@@ -370,10 +381,14 @@ void add_warm_command(CLI::App& app, Run& run) {
                                "print the candidate ids of a space file, one per line, and "
                                "compile nothing (what the CMake functions read)");
   list->excludes(manifest);
-  sub->add_option("--kernel", opt->kernel,
-                  "with --list-candidates: the name the kernel is declared under; a space of "
-                  "another kernel is refused")
-      ->needs(list);
+  auto* kernel = sub->add_option("--kernel", opt->kernel,
+                                 "with --list-candidates: the name the kernel is declared under; "
+                                 "a space of another kernel is refused")
+                     ->needs(list);
+  sub->add_option("--names-header", opt->names_header,
+                  "with --list-candidates and --kernel: also write the kernel's names header "
+                  "(tune::kernel::<kernel>::param and ::shape) to this file")
+      ->needs(kernel);
   sub->add_option("--entry", opt->entry,
                   "with --list-candidates: a template entry to check against the space")
       ->needs(list);

@@ -16,26 +16,44 @@ bool Values::has(std::string_view name) const {
   return false;
 }
 
-const ParamValue& Values::find(std::string_view name) const {
+namespace {
+
+// `<file>:<line>: `, the harness's line that asked for a value (the file's name only: the
+// message is the same on every machine).
+std::string asked_at(const std::source_location& where) {
+  std::string_view file = where.file_name();
+  if (const std::size_t slash = file.rfind('/'); slash != std::string_view::npos)
+    file.remove_prefix(slash + 1);
+  if (file.empty()) return "";
+  return fmt::format("{}:{}: ", file, where.line());
+}
+
+}  // namespace
+
+const ParamValue& Values::find(std::string_view name, const std::source_location& where) const {
   for (const auto& [n, v] : values_) {
     if (n == name) return v;
   }
   std::string names;
   for (const auto& [n, v] : values_)
     names += (names.empty() ? "" : ", ") + n;
-  throw error(fmt::format("{} has no value '{}' (it has: {})", what_, name,
-                          names.empty() ? "none" : names));
+  throw harness_error(fmt::format("{}{} has no value '{}' (it has: {})", asked_at(where), what_,
+                                  name, names.empty() ? "none" : names));
 }
 
-std::int64_t Values::int_(std::string_view name) const {
-  const ParamValue& v = find(name);
-  if (!v.is_int()) throw error(fmt::format("{}: '{}' is a string, not an int", what_, name));
+std::int64_t Values::int_(std::string_view name, std::source_location where) const {
+  const ParamValue& v = find(name, where);
+  if (!v.is_int())
+    throw harness_error(
+        fmt::format("{}{}: '{}' is a string, not an int", asked_at(where), what_, name));
   return v.as_int();
 }
 
-const std::string& Values::str(std::string_view name) const {
-  const ParamValue& v = find(name);
-  if (!v.is_string()) throw error(fmt::format("{}: '{}' is an int, not a string", what_, name));
+const std::string& Values::str(std::string_view name, std::source_location where) const {
+  const ParamValue& v = find(name, where);
+  if (!v.is_string())
+    throw harness_error(
+        fmt::format("{}{}: '{}' is an int, not a string", asked_at(where), what_, name));
   return v.as_string();
 }
 

@@ -41,6 +41,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <source_location>
 #include <span>
 #include <string>
 #include <string_view>
@@ -67,23 +68,37 @@ class check_error : public error {
   using error::error;
 };
 
+/// A mistake of the harness itself, the same for every candidate of the bucket: it reads a
+/// param or shape name the space does not have, or reads an int param as a string (every
+/// config of a space has the same params, each of one kind, and a bucket has one shape). The
+/// worker answers it as a harness failure, and the tune stops the bucket at the first one
+/// instead of measuring every candidate into the same invalid trial.
+class harness_error : public error {
+ public:
+  using error::error;
+};
+
 /// Named int or string values (a bucket's shape, a config's params), read by name.
 class Values {
  public:
   /// `what` names the values in messages (`shape of bucket 'm<=512'`, `config 'BM=64'`).
   Values(std::vector<std::pair<std::string, ParamValue>> values, std::string what);
 
-  /// The int named `name`. Throws tune::error `<what> has no value 'X' (it has: A, B)` or
-  /// `<what>: 'X' is a string, not an int`.
-  std::int64_t int_(std::string_view name) const;
+  /// The int named `name`. Throws tune::harness_error `<file>:<line>: <what> has no value 'X'
+  /// (it has: A, B)` or `<file>:<line>: <what>: 'X' is a string, not an int`, naming the
+  /// harness's line that asked. `tune::kernel::<kernel>::param::X` from the kernel's names
+  /// header (`#include <tune/kernel/<kernel>.hpp>`) makes a misspelt name a compile error.
+  std::int64_t int_(std::string_view name,
+                    std::source_location where = std::source_location::current()) const;
   /// The string named `name`; the same errors.
-  const std::string& str(std::string_view name) const;
+  const std::string& str(std::string_view name,
+                         std::source_location where = std::source_location::current()) const;
   /// Whether a value named `name` exists.
   bool has(std::string_view name) const;
   const std::vector<std::pair<std::string, ParamValue>>& values() const noexcept { return values_; }
 
  private:
-  const ParamValue& find(std::string_view name) const;
+  const ParamValue& find(std::string_view name, const std::source_location& where) const;
   std::vector<std::pair<std::string, ParamValue>> values_;
   std::string what_;
 };

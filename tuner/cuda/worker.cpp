@@ -124,6 +124,9 @@ class Worker {
     } catch (const cuda_error& e) {
       answer.state.value = InvalidState{cuda_reason(e)};
       answer.exiting = true;
+    } catch (const harness_error& e) {
+      answer.state.value = InvalidState{e.what()};
+      answer.harness_failure = e.what();
     } catch (const std::exception& e) {
       answer.state.value = InvalidState{e.what()};
     }

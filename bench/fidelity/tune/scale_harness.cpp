@@ -1,5 +1,6 @@
 // The harness of scale.cu, as docs/harness.md writes one: random input, the output poisoned,
 // one launch checked against the host reference, then the launch the bench times.
+#include <tune/kernel/scale.hpp>  // its param and shape names, written by the configure
 #include <tuner/cuda/harness.hpp>
 
 #include <cstdint>
@@ -7,10 +8,12 @@
 
 namespace {
 
+using namespace tune::kernel::scale;  // param::X, shape::X
+
 tune::Launch setup(tune::SetupContext& ctx) {
-  const std::int64_t n = ctx.shape().int_("N");
-  const auto block = static_cast<unsigned>(ctx.params().int_("BLOCK"));
-  const auto items = static_cast<unsigned>(ctx.params().int_("ITEMS"));
+  const std::int64_t n = ctx.shape().int_(shape::N);
+  const auto block = static_cast<unsigned>(ctx.params().int_(param::BLOCK));
+  const auto items = static_cast<unsigned>(ctx.params().int_(param::ITEMS));
   tune::DeviceBuffer<float> x(n), y(n);
   const std::vector<float> hx = x.fill_random(ctx.rng());
   y.poison();

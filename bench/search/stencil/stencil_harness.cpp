@@ -3,6 +3,7 @@
 // output is poisoned before every candidate. Each candidate gets one launch checked against the
 // host's five-point sum on every 7th row and every interior column of the last interior row,
 // then the closure the bench times.
+#include <tune/kernel/stencil.hpp>  // its param and shape names, written by the configure
 #include <tuner/cuda/harness.hpp>
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 #include <vector>
 
 namespace {
+
+using namespace tune::kernel::stencil;  // param::X, shape::X
 
 // What every candidate of a bucket shares: the grid on the host (for the check) and on the
 // device, and the output.
@@ -23,7 +26,7 @@ struct Stencil {
 
 Stencil prepare(tune::BucketContext& ctx) {
   Stencil f;
-  f.n = static_cast<int>(ctx.shape().int_("N"));
+  f.n = static_cast<int>(ctx.shape().int_(shape::N));
   const std::size_t count = static_cast<std::size_t>(f.n) * static_cast<std::size_t>(f.n);
   f.hin.resize(count);
   for (std::size_t i = 0; i < count; ++i)
@@ -37,15 +40,15 @@ Stencil prepare(tune::BucketContext& ctx) {
 
 tune::Launch setup(tune::SetupContext& ctx, Stencil& f) {
   const int n = f.n;
-  const auto bx = static_cast<unsigned>(ctx.params().int_("BX"));
-  const auto by = static_cast<unsigned>(ctx.params().int_("BY"));
-  const int tile_x = static_cast<int>(bx * ctx.params().int_("TX"));
-  const int tile_y = static_cast<int>(by * ctx.params().int_("TY"));
+  const auto bx = static_cast<unsigned>(ctx.params().int_(param::BX));
+  const auto by = static_cast<unsigned>(ctx.params().int_(param::BY));
+  const int tile_x = static_cast<int>(bx * ctx.params().int_(param::TX));
+  const int tile_y = static_cast<int>(by * ctx.params().int_(param::TY));
   const int tiles_x = (n - 2 + tile_x - 1) / tile_x;
   const int tiles = tiles_x * ((n - 2 + tile_y - 1) / tile_y);
   // A strided grid: eight blocks per multiprocessor of an H200 (132), at most one per tile.
   const auto grid =
-      static_cast<unsigned>(ctx.params().int_("STRIDE") ? std::min(tiles, 8 * 132) : tiles);
+      static_cast<unsigned>(ctx.params().int_(param::STRIDE) ? std::min(tiles, 8 * 132) : tiles);
 
   const tune::DeviceBuffer<float> in = f.in, out = f.out;
   tune::Function stencil = ctx.entry();

@@ -1,4 +1,5 @@
 // The harness of kernels/copy.cu, built into `copy.runner` against the installed tune::runner.
+#include <tune/kernel/copy.hpp>  // its param and shape names, written by the configure
 #include <tuner/cuda/harness.hpp>
 
 #include <cstdint>
@@ -6,9 +7,11 @@
 
 namespace {
 
+using namespace tune::kernel::copy;  // param::X, shape::X
+
 tune::Launch setup(tune::SetupContext& ctx) {
   const std::int64_t n = 1 << 20;
-  const std::int64_t block = ctx.params().int_("BLOCK");
+  const std::int64_t block = ctx.params().int_(param::BLOCK);
   tune::DeviceBuffer<float> x(n), y(n);
   const std::vector<float> hx = x.fill_random(ctx.rng());
   tune::Function copy = ctx.entry();

@@ -7,7 +7,9 @@
   BLOCK=1024  answers a line that is not JSON
   any other   measured, median 1000 / BLOCK ms (so larger is faster)
 
-In the bucket named by FAKE_BROKEN_BUCKET every candidate is invalid ('check failed'). With
+In the bucket named by FAKE_BROKEN_BUCKET every candidate is invalid ('check failed'); in the
+one named by FAKE_HARNESS_TYPO every candidate fails as a harness that reads a misspelt param
+does (a harness failure, with the harness's file and line). With
 FAKE_HANG_ALL set every measure request hangs; with FAKE_TAME set none misbehaves (BLOCK=128,
 256 and 1024 are measured too); FAKE_SLEEP=<s> makes each measure take that long;
 FAKE_PROTOCOL=<n> says hello in another protocol version; FAKE_LATIN1 puts a Latin-1 byte in
@@ -70,6 +72,10 @@ for line in sys.stdin:
             block = 1  # measured like any other, below
         if bucket == os.environ.get("FAKE_BROKEN_BUCKET"):
             answer({"state": "invalid", "reason": "check failed"})
+        elif bucket == os.environ.get("FAKE_HARNESS_TYPO"):
+            why = (f"saxpy_harness.cpp:12: config '{config_id(params)}' has no value 'BLOK' "
+                   "(it has: BLOCK)")
+            answer({"state": "invalid", "reason": why, "harness_failure": why})
         elif block == 128:
             if os.environ.get("FAKE_LATIN1"):  # a Latin-1 byte, as a compiler or driver may write
                 sys.stderr.buffer.write(b"fake: segfault in tile loop \xe9\n")

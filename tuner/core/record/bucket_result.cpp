@@ -48,6 +48,7 @@ void to_json(json& j, const BucketResult& r) {
        {"workers_started", r.workers_started},
        {"best", nullptr}};
   if (r.fixture_failure) j["fixture_failure"] = *r.fixture_failure;
+  if (r.harness_failure) j["harness_failure"] = *r.harness_failure;
   if (r.best) {
     const MeasuredWinner& b = *r.best;
     j["best"] = {{"config_id", b.config.id()},
@@ -75,6 +76,7 @@ void from_json(const json& j, BucketResult& r) {
   r.budget_exhausted = j.value("budget_exhausted", false);
   r.incumbent_failure = optional_from<std::string>(j, "incumbent_failure");
   r.fixture_failure = optional_from<std::string>(j, "fixture_failure");
+  r.harness_failure = optional_from<std::string>(j, "harness_failure");
   r.runoff = optional_from<RunoffStats>(j, "runoff");
   r.workers_started = j.value("workers_started", 0);
   r.best.reset();

@@ -54,6 +54,9 @@ struct BucketResult {
   /// The bucket's fixture failed (the harness's `prepare`): its message. Every candidate of
   /// the bucket is invalid with it; none was logged.
   std::optional<std::string> fixture_failure;
+  /// The harness failed as it would for every candidate (a name the space lacks): its message,
+  /// with the harness's file and line. None was logged.
+  std::optional<std::string> harness_failure;
   std::optional<RunoffStats> runoff;   ///< when a runoff decided (or a forfeit)
   std::optional<MeasuredWinner> best;  ///< nullopt: no winner
   int workers_started = 0;

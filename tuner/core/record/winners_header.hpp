@@ -31,6 +31,15 @@ std::optional<diagnostic> header_name_problem(const KernelBuild& build);
 /// gives `m_512_row`, `default` gives `default_`).
 std::string cxx_identifier(std::string_view text);
 
+/// The names header of a kernel (`<build>/tune/<kernel>/include/tune/kernel/<kernel>.hpp`,
+/// written at configure time for its harness): in namespace `tune::kernel::<kernel as an
+/// identifier>`, one `inline constexpr std::string_view` per param (namespace `param`) and per
+/// shape name of any bucket (namespace `shape`), so that `ctx.params().int_(param::BLOCK)`
+/// misspelt is a compile error. A name that is a C++ keyword gets a '_' after it (the value is
+/// the name itself). `space_display` names the space in the header's comment.
+std::string names_header(const Space& space, std::string_view kernel,
+                         std::string_view space_display);
+
 /// The text of the winners header of `build` with the winners of `table`, in namespace
 /// `name_space` (empty: `tune_winners::<kernel as an identifier>`). A diagnostic without a path
 /// for a name the header cannot hold (header_name_problem) or a `when` it cannot translate

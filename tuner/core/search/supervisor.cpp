@@ -169,6 +169,7 @@ Trial Supervisor::measure_in_worker(std::size_t index) {
     drop_worker("exited after a CUDA error (its context cannot be trusted)");
   }
   if (m.fixture_failure) throw FixtureFailure(*m.fixture_failure);
+  if (m.harness_failure) throw HarnessFailure(*m.harness_failure);
   return m.to_trial();
 }
 

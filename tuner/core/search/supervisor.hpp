@@ -75,6 +75,13 @@ struct FixtureFailure : error {
   using error::error;
 };
 
+/// Thrown out of the objective when the harness failed in a way every candidate of the bucket
+/// would (it read a name the space does not have): as for FixtureFailure, the search stops
+/// there, nothing is logged for the candidate, and the caller reports the bucket once.
+struct HarnessFailure : error {
+  using error::error;
+};
+
 /// Thrown out of the objective when SIGINT or SIGTERM asked the run to stop (StopSignals): the
 /// candidate in flight is abandoned and nothing is logged for it.
 struct Interrupted {
@@ -110,7 +117,8 @@ class Supervisor : public Objective {
   std::optional<std::string> cache_key(std::size_t index) override { return keys_.at(index); }
   /// Measures candidate `index` in a worker. The trial's `times` say where its time went, with
   /// `wall_ms` from the end of the previous trial. Throws FixtureFailure when the worker says
-  /// the bucket's fixture failed, Interrupted on a stop signal, WorkerStartFailure when no
+  /// the bucket's fixture failed, HarnessFailure when it says the harness failed as it would
+  /// for every candidate, Interrupted on a stop signal, WorkerStartFailure when no
   /// worker starts.
   Trial measure(std::size_t index) override;
   std::optional<RunoffPairs> runoff(std::size_t incumbent, std::size_t challenger) override;

@@ -85,6 +85,7 @@ std::string encode(const MeasureAnswer& a) {
   } else {
     j = {{"state", "invalid"}, {"reason", a.state.invalid()->reason}};
     if (a.fixture_failure) j["fixture_failure"] = *a.fixture_failure;
+    if (a.harness_failure) j["harness_failure"] = *a.harness_failure;
   }
   if (a.times) {
     json t = to_json(*a.times);
@@ -170,6 +171,8 @@ result<std::variant<MeasureAnswer, RefusedAnswer>> decode_measure_answer(std::st
       a.state.value = InvalidState{j->at("reason").get<std::string>()};
       if (j->contains("fixture_failure"))
         a.fixture_failure = j->at("fixture_failure").get<std::string>();
+      if (j->contains("harness_failure"))
+        a.harness_failure = j->at("harness_failure").get<std::string>();
     } else {
       return unreadable(line, fmt::format("unknown state '{}'", state));
     }

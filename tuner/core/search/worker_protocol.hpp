@@ -81,6 +81,10 @@ struct MeasureAnswer {
   /// Set when the bucket's fixture (the harness's `prepare`) failed: its message. The candidate
   /// is invalid with it, and so would every other candidate of the bucket be.
   std::optional<std::string> fixture_failure;
+  /// Set when the harness itself failed in a way that does not depend on the candidate (it
+  /// read a param or shape name the space does not have): its message, with the harness's
+  /// file and line. Every candidate of the bucket would fail with it.
+  std::optional<std::string> harness_failure;
 
   /// The answer as a trial (config, phase and time left for the search to fill). Timings that
   /// cannot be used (non-finite, no reps) make it invalid, as Trial::measured says.

@@ -229,6 +229,10 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
   } catch (const FixtureFailure& e) {
     // One line for the bucket, not one per candidate: every candidate would fail the same way.
     return fixture_failed(job, pruned_hash, objective, e.what());
+  } catch (const HarnessFailure& e) {
+    BucketResult r = bucket_result(job, pruned_hash, objective);
+    r.harness_failure = e.what();
+    return r;
   }
   result<Output>& out = *ran;
   if (!out) return fail(out.error());
@@ -332,6 +336,11 @@ std::string describe_outcome(const BucketResult& r) {
   if (r.fixture_failure)
     return fmt::format("error: the bucket's fixture failed, so every candidate is invalid: {}",
                        *r.fixture_failure);
+  if (r.harness_failure)
+    return fmt::format(
+        "error: the harness fails the same way for every candidate, so the bucket stops at the "
+        "first: {}; fix the harness and run again",
+        *r.harness_failure);
   if (r.incumbent_failure) return "error: " + *r.incumbent_failure;
   if (!r.best) return fmt::format("error: no valid config ({} trials, all invalid)", r.trials);
   std::string decided = "sequential medians";
