@@ -8,7 +8,7 @@ Included by ``Tune.cmake``.
 
   Generate a C++17 header with a kernel's winning configs::
 
-    tune_generate_header(<name> OUTPUT <file.hpp> [NAMESPACE <ns>])
+    tune_generate_header(<name> OUTPUT <file.hpp> [NAMESPACE <ns>] [TARGETS <target>...])
 
   ``<name>``
     A kernel declared earlier with :command:`tune_add_kernel`; one header per kernel (the
@@ -16,16 +16,23 @@ Included by ``Tune.cmake``.
 
   ``OUTPUT <file.hpp>``
     The header to write, in the build tree (a relative path is relative to the current binary
-    directory). Add its directory to your target's include directories and list the file among
-    its sources so that it is generated before the target compiles.
+    directory). Targets include it by its file name (``#include "gemm_winners.hpp"``).
 
   ``NAMESPACE <ns>``
     The header's namespace, identifiers joined by ``::``; default ``tune_winners::<name>``
     (the name with other characters than letters, digits and ``_`` as ``_``).
 
+  ``TARGETS <target>...``
+    Targets (defined before this call) that use the header: each gets the header's folder as a
+    private include directory and a dependency on its generation, so that the header exists
+    before they compile. A target defined later links the INTERFACE library
+    ``tune_winners.<name>`` instead (``target_link_libraries(app PRIVATE
+    tune_winners.gemm)``), which carries the same two.
+
   Unknown arguments, a keyword without a value, a missing ``OUTPUT``, an undeclared kernel, a
-  second header for one kernel and a ``NAMESPACE`` that is not a namespace name stop the
-  configure with a message that starts with ``tune_generate_header(<name>):``.
+  second header for one kernel, a ``NAMESPACE`` that is not a namespace name and a ``TARGETS``
+  entry that is not a target (yet) stop the configure with a message that starts with
+  ``tune_generate_header(<name>):``.
 
   The header (``tuner header``) holds, per architecture and bucket, the winning config as
   ``static constexpr`` members of ``Winner<Arch::sm_90, Bucket::...>``, an ``enum class
@@ -100,12 +107,13 @@ endfunction()
 
 function(tune_generate_header name)
   set(fn "tune_generate_header(${name})")
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "OUTPUT;NAMESPACE" "")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "OUTPUT;NAMESPACE" "TARGETS")
 
   # --- arguments, checked as tune_add_kernel checks its own ----------------------------------
   if(arg_UNPARSED_ARGUMENTS)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
-    message(FATAL_ERROR "${fn}: unknown arguments: ${unknown} (expected OUTPUT, NAMESPACE)")
+    message(FATAL_ERROR "${fn}: unknown arguments: ${unknown} (expected OUTPUT, NAMESPACE, "
+      "TARGETS)")
   endif()
   if(arg_KEYWORDS_MISSING_VALUES)
     list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
@@ -117,7 +125,7 @@ function(tune_generate_header name)
   endif()
   if(NOT DEFINED arg_OUTPUT)
     message(FATAL_ERROR "${fn}: OUTPUT is required: tune_generate_header(<name> "
-      "OUTPUT <file.hpp> [NAMESPACE <ns>])")
+      "OUTPUT <file.hpp> [NAMESPACE <ns>] [TARGETS <target>...])")
   endif()
   _tune_recall_kernel("${fn}" "${name}" tune_generate_header)
   if(TARGET tune_header.${name})
@@ -130,6 +138,12 @@ function(tune_generate_header name)
     message(FATAL_ERROR "${fn}: NAMESPACE '${arg_NAMESPACE}' is not a C++ namespace name "
       "(identifiers joined by '::', such as 'app::winners')")
   endif()
+  foreach(t IN LISTS arg_TARGETS)
+    if(NOT TARGET "${t}")
+      message(FATAL_ERROR "${fn}: TARGETS '${t}' is not a target: define it before "
+        "tune_generate_header, or link the library tune_winners.${name} where you define it")
+    endif()
+  endforeach()
   cmake_path(ABSOLUTE_PATH arg_OUTPUT BASE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}" NORMALIZE
     OUTPUT_VARIABLE output)
   if(IS_DIRECTORY "${output}")
@@ -150,6 +164,16 @@ function(tune_generate_header name)
     COMMENT "Generating the winners header of ${name}"
     VERBATIM)
   add_custom_target(tune_header.${name} DEPENDS "${output}")
+
+  # --- its users: the folder to include and the step to wait for --------------------------
+  cmake_path(GET output PARENT_PATH output_dir)
+  add_library(tune_winners.${name} INTERFACE)
+  target_include_directories(tune_winners.${name} INTERFACE "$<BUILD_INTERFACE:${output_dir}>")
+  add_dependencies(tune_winners.${name} tune_header.${name})
+  foreach(t IN LISTS arg_TARGETS)
+    target_include_directories(${t} PRIVATE "${output_dir}")
+    add_dependencies(${t} tune_header.${name})
+  endforeach()
 endfunction()
 
 endblock()  # SCOPE_FOR POLICIES

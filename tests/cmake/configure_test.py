@@ -335,7 +335,13 @@ class ConfigureTest(unittest.TestCase):
         self.assert_header_fails(
             "tune_generate_header(scale OUTPUT w/scale.hpp BOGUS 1)",
             "tune_generate_header(scale): unknown arguments: BOGUS 1 (expected OUTPUT, "
-            "NAMESPACE)")
+            "NAMESPACE, TARGETS)")
+
+    def test_header_targets_that_are_not_targets(self):
+        self.assert_header_fails(
+            "tune_generate_header(scale OUTPUT w/scale.hpp TARGETS app)",
+            "tune_generate_header(scale): TARGETS 'app' is not a target: define it before "
+            "tune_generate_header, or link the library tune_winners.scale where you define it")
 
     def test_header_keyword_without_value(self):
         self.assert_header_fails("tune_generate_header(scale OUTPUT w/scale.hpp NAMESPACE)",
@@ -345,7 +351,7 @@ class ConfigureTest(unittest.TestCase):
         self.assert_header_fails(
             "tune_generate_header(scale NAMESPACE app)",
             "tune_generate_header(scale): OUTPUT is required: tune_generate_header(<name> "
-            "OUTPUT <file.hpp> [NAMESPACE <ns>])")
+            "OUTPUT <file.hpp> [NAMESPACE <ns>] [TARGETS <target>...])")
 
     def test_header_bad_kernel_name(self):
         self.assert_header_fails(
