@@ -8,7 +8,8 @@ Included by ``Tune.cmake``.
 
   Generate a C++17 header with a kernel's winning configs::
 
-    tune_generate_header(<name> OUTPUT <file.hpp> [NAMESPACE <ns>] [TARGETS <target>...])
+    tune_generate_header(<name> OUTPUT <file.hpp> [NAMESPACE <ns>] [TARGETS <target>...]
+                         [INCLUDES <header>...] [TYPE_PARAMS <param>...])
 
   ``<name>``
     A kernel declared earlier with :command:`tune_add_kernel`; one header per kernel (the
@@ -28,6 +29,16 @@ Included by ``Tune.cmake``.
     before they compile. A target defined later links the INTERFACE library
     ``tune_winners.<name>`` instead (``target_link_libraries(app PRIVATE
     tune_winners.gemm)``), which carries the same two.
+
+  ``INCLUDES <header>...``
+    Headers the generated header includes first (``"layouts.hpp"``, or ``<lib/layouts.hpp>``
+    as written): they declare what the space's ``[entry.map.<PARAM>]`` text names. A string
+    param with such a map is that C++ text in the header (``static constexpr auto LAYOUT =
+    Layout::Col;``), so that a template kernel takes a winner's members as its template
+    arguments (docs/embed.md "The winners header of a template kernel").
+
+  ``TYPE_PARAMS <param>...``
+    Mapped params whose text is a type (``float``, ``__half``): ``using DTYPE = float;``.
 
   Unknown arguments, a keyword without a value, a missing ``OUTPUT``, an undeclared kernel, a
   second header for one kernel, a ``NAMESPACE`` that is not a namespace name and a ``TARGETS``
@@ -107,13 +118,13 @@ endfunction()
 
 function(tune_generate_header name)
   set(fn "tune_generate_header(${name})")
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "OUTPUT;NAMESPACE" "TARGETS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "OUTPUT;NAMESPACE" "TARGETS;INCLUDES;TYPE_PARAMS")
 
   # --- arguments, checked as tune_add_kernel checks its own ----------------------------------
   if(arg_UNPARSED_ARGUMENTS)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unknown)
     message(FATAL_ERROR "${fn}: unknown arguments: ${unknown} (expected OUTPUT, NAMESPACE, "
-      "TARGETS)")
+      "TARGETS, INCLUDES, TYPE_PARAMS)")
   endif()
   if(arg_KEYWORDS_MISSING_VALUES)
     list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
@@ -157,6 +168,12 @@ function(tune_generate_header name)
   if(DEFINED arg_NAMESPACE)
     set(ns_args --namespace "${arg_NAMESPACE}")
   endif()
+  foreach(inc IN LISTS arg_INCLUDES)
+    list(APPEND ns_args --include "${inc}")
+  endforeach()
+  foreach(p IN LISTS arg_TYPE_PARAMS)
+    list(APPEND ns_args --type-param "${p}")
+  endforeach()
   add_custom_command(
     OUTPUT "${output}"
     COMMAND "${tool}" header --manifest "${manifest}" --output "${output}" ${ns_args}

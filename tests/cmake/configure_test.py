@@ -335,7 +335,7 @@ class ConfigureTest(unittest.TestCase):
         self.assert_header_fails(
             "tune_generate_header(scale OUTPUT w/scale.hpp BOGUS 1)",
             "tune_generate_header(scale): unknown arguments: BOGUS 1 (expected OUTPUT, "
-            "NAMESPACE, TARGETS)")
+            "NAMESPACE, TARGETS, INCLUDES, TYPE_PARAMS)")
 
     def test_header_targets_that_are_not_targets(self):
         self.assert_header_fails(

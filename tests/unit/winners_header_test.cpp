@@ -63,6 +63,74 @@ std::string problem(const std::string& toml) {
   return d ? d->str() : "none";
 }
 
+const char* mapped_toml = R"(schema = 1
+kernel = "tile"
+require = [{ BM = 32, LAYOUT = "row", DTYPE = "f32", TAG = "x" }]
+
+[params]
+BM = [32]
+LAYOUT = ["row", "col"]
+DTYPE = ["f32", "f16"]
+TAG = ["x"]
+
+[entry.map.LAYOUT]
+row = "Layout::Row"
+col = "Layout::Col"
+
+[entry.map.DTYPE]
+f32 = "float"
+f16 = "__half"
+)";
+
+WinnersTable mapped_table() {
+  ArchWinners w;
+  w.arch = "sm_90";
+  w.record_state = RecordState::fresh;
+  w.record_label = "records/tile.json";
+  w.record_date = "2026-11-30";
+  w.buckets.push_back({"default",
+                       WinnerSource::record,
+                       {},
+                       Config{{"BM", 32}, {"DTYPE", "f16"}, {"LAYOUT", "col"}, {"TAG", "x"}}});
+  WinnersTable t;
+  t.archs.push_back(w);
+  return t;
+}
+
+TEST(WinnersHeader, MappedStringParamsAreTheirCxxText) {
+  HeaderMapping mapping;
+  mapping.includes = {"tile_types.hpp", "<lib/half.hpp>"};
+  mapping.type_params = {"DTYPE"};
+  const std::string h = winners_header(build_of(mapped_toml), mapped_table(), {}, mapping).value();
+  EXPECT_NE(
+      h.find("#include <string_view>\n#include \"tile_types.hpp\"\n#include <lib/half.hpp>\n"),
+      std::string::npos);
+  EXPECT_NE(h.find("struct Winner<Arch::sm_90, Bucket::default_> {\n"
+                   "  static constexpr int BM = 32;\n"
+                   "  using DTYPE = __half;  // \"f16\"\n"
+                   "  static constexpr auto LAYOUT = Layout::Col;  // \"col\"\n"
+                   "  static constexpr const char* TAG = \"x\";\n"),
+            std::string::npos)
+      << h;
+  // Without type params every mapped param is a value; unmapped strings stay strings.
+  const std::string values = winners_header(build_of(mapped_toml), mapped_table()).value();
+  EXPECT_NE(values.find("  static constexpr auto DTYPE = __half;  // \"f16\"\n"),
+            std::string::npos);
+  // The embedded winners' header keeps the strings.
+  HeaderMapping strings;
+  strings.map_strings = false;
+  const std::string kept =
+      winners_header(build_of(mapped_toml), mapped_table(), {}, strings).value();
+  EXPECT_NE(kept.find("  static constexpr const char* LAYOUT = \"col\";\n"), std::string::npos);
+  // Only a mapped param can be a type.
+  mapping.type_params = {"TAG"};
+  result<std::string> bad = winners_header(build_of(mapped_toml), mapped_table(), {}, mapping);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().str(),
+            "error: type param 'TAG' has no [entry.map.TAG] in spaces/scale.toml: only a string "
+            "param the space maps to C++ text can be a type");
+}
+
 TEST(WinnersHeader, NamesHeaderDeclaresEveryParamAndShapeName) {
   const std::string h =
       names_header(build_of(replaced(space_toml, "UNROLL", "int")).space, "scale.v2", "s.toml");

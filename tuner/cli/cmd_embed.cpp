@@ -280,7 +280,11 @@ int run_embed(const EmbedOptions& opt) {
   }
   const std::string ns =
       opt.name_space.empty() ? "tune_winners::" + cxx_identifier(m.kernel) : opt.name_space;
-  result<std::string> winners = winners_header(*build, table, ns);
+  // The strings as they are: the program picks a cubin by its id, and need not declare what the
+  // space's [entry.map] text names.
+  HeaderMapping strings;
+  strings.map_strings = false;
+  result<std::string> winners = winners_header(*build, table, ns, strings);
   if (!winners) {
     fmt::print(stderr, "tuner embed: {}\n", winners.error().str());
     return exit_bad_input;

@@ -1,7 +1,9 @@
-// `tuner header --manifest M --output F [--namespace NS]`: writes a C++17 header with each
-// architecture's winning config per bucket as constexpr values, a `select` from a runtime shape
-// to its bucket built from the buckets' `when` predicates, and a dispatch by architecture
-// (tuner/core/record/winners_header.hpp).
+// `tuner header --manifest M --output F [--namespace NS] [--include H]... [--type-param P]...`:
+// writes a C++17 header with each architecture's winning config per bucket as constexpr values
+// (a string param the space maps to C++ text, `[entry.map.P]`, as that text: a value, or with
+// --type-param a type alias; --include names the headers that declare what the text names), a
+// `select` from a runtime shape to its bucket built from the buckets' `when` predicates, and a
+// dispatch by architecture (tuner/core/record/winners_header.hpp).
 //
 // Which config ships per architecture and bucket (tuner/core/record/winners.hpp): a fresh record's
 // entry; a stale record's entry all the same, with `<record>: warning: ...` lines on stderr
@@ -21,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -40,6 +43,8 @@ struct HeaderCliOptions {
   std::string manifest;
   std::string output;
   std::string name_space;
+  std::vector<std::string> includes;
+  std::vector<std::string> type_params;
   bool json = false;
 };
 
@@ -91,7 +96,10 @@ int run_header(const HeaderCliOptions& opt) {
     if (opt.json) fmt::print("{}\n", dump_json(header_summary(table, opt.output, false), 2));
     return exit_negative;
   }
-  result<std::string> text = winners_header(*build, table, opt.name_space);
+  HeaderMapping mapping;
+  mapping.includes = opt.includes;
+  mapping.type_params.insert(opt.type_params.begin(), opt.type_params.end());
+  result<std::string> text = winners_header(*build, table, opt.name_space, mapping);
   if (!text) {
     fmt::print(stderr, "tuner header: {}\n", text.error().str());
     return exit_bad_input;
@@ -118,6 +126,12 @@ void add_header_command(CLI::App& app, Run& run) {
                   "the header's namespace (default: tune_winners::<kernel>)");
   sub->add_flag("--json", opt->json,
                 "print each architecture's and bucket's shipped config and its origin as JSON");
+  sub->add_option("--include", opt->includes,
+                  "a header the generated one includes first: it declares what the space's "
+                  "[entry.map] text names (repeatable)");
+  sub->add_option("--type-param", opt->type_params,
+                  "a mapped string param whose C++ text is a type: `using NAME = text;` "
+                  "(repeatable; the others are `static constexpr auto NAME = text;`)");
   sub->callback([&run, opt] { run = [opt] { return run_header(*opt); }; });
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <set>
 #include <utility>
 #include <vector>
@@ -120,6 +121,8 @@ struct Layout {
   std::vector<std::pair<std::string, int>> arch_ids;  // enumerator and SM number, manifest order
   std::vector<ShapeMember> shape;
   std::set<std::string> wide;  // int params with a value outside int: long long everywhere
+  const std::map<std::string, std::map<std::string, std::string>>* maps = nullptr;  // [entry.map]
+  const HeaderMapping* mapping = nullptr;
 };
 
 /// Unique enumerators for the buckets: a name's identifier, numbered from 2 on a clash.
@@ -254,8 +257,11 @@ void put_preamble(std::string& h, const KernelBuild& build, const WinnersTable& 
       comment_text(display_path(m, m.space)), build.space.space_hash());
   for (const auto& w : table.archs)
     put(h, "// {}: {}\n", w.arch, comment_text(summary(w)));
-  put(h, "#pragma once\n\n#include <cstdint>\n#include <optional>\n#include <string_view>\n\n{}",
-      detail_helpers);
+  put(h, "#pragma once\n\n#include <cstdint>\n#include <optional>\n#include <string_view>\n");
+  // What the mapped C++ text of string params names (`Layout::Col`) is declared in.
+  for (const std::string& inc : layout.mapping->includes)
+    put(h, "#include {}\n", inc.starts_with('<') ? inc : "\"" + inc + "\"");
+  put(h, "\n{}", detail_helpers);
   put(h,
       "\nnamespace {} {{\n\n"
       "/// The kernel's name.\ninline constexpr std::string_view kernel = {};\n\n",
@@ -344,7 +350,22 @@ std::optional<diagnostic> put_select(std::string& h, const Space& space, const L
 
 /// A winner's member: `int` for an int param whose values all fit one, else `long long`, so
 /// that a param has one type in every winner; strings as `const char*`.
-void put_value(std::string& h, const std::string& name, const ParamValue& v, bool wide) {
+void put_value(std::string& h, const std::string& name, const ParamValue& v, bool wide,
+               const Layout& layout) {
+  if (v.is_string()) {
+    // A string param the space maps to C++ text ([entry.map.NAME]) is that text: a value of
+    // its own type, or a type alias for a param named in HeaderMapping::type_params.
+    if (auto map = layout.maps->find(name);
+        layout.mapping->map_strings && map != layout.maps->end()) {
+      const std::string& text = map->second.at(v.as_string());
+      if (layout.mapping->type_params.count(name) > 0)
+        put(h, "  using {} = {};  // \"{}\"\n", name, text, comment_text(v.as_string()));
+      else
+        put(h, "  static constexpr auto {} = {};  // \"{}\"\n", name, text,
+            comment_text(v.as_string()));
+      return;
+    }
+  }
   if (!v.is_int()) {
     put(h, "  static constexpr const char* {} = {};\n", name, cxx_string_literal(v.as_string()));
     return;
@@ -370,7 +391,7 @@ void put_winners(std::string& h, const Space& space, const WinnersTable& table,
           comment_text(space.buckets()[i].name), comment_text(c.id()), comment_text(from),
           layout.arch_ids[a].first, layout.bucket_ids[i]);
       for (const auto& [name, value] : c.params())
-        put_value(h, name, value, layout.wide.count(name) > 0);
+        put_value(h, name, value, layout.wide.count(name) > 0, layout);
       put(h,
           "  static constexpr const char* tune_id = {};\n"
           "  static constexpr const char* tune_origin = {};\n}};\n\n",
@@ -471,8 +492,14 @@ std::optional<diagnostic> header_name_problem(const KernelBuild& build) {
 }
 
 result<std::string> winners_header(const KernelBuild& build, const WinnersTable& table,
-                                   std::string_view name_space) {
+                                   std::string_view name_space, const HeaderMapping& mapping) {
   if (std::optional<diagnostic> bad = header_name_problem(build)) return fail(*bad);
+  for (const std::string& p : mapping.type_params)
+    if (!build.space.entry_maps().contains(p))
+      return fail("", 0, 0,
+                  fmt::format("type param '{}' has no [entry.map.{}] in {}: only a string param "
+                              "the space maps to C++ text can be a type",
+                              p, p, display_path(build.manifest, build.manifest.space)));
   check_table(build, table);
   const Manifest& m = build.manifest;
   Layout layout;
@@ -482,6 +509,8 @@ result<std::string> winners_header(const KernelBuild& build, const WinnersTable&
   layout.arch_ids = arch_ids(m);
   layout.shape = shape_members(build).value();
   layout.wide = wide_params(build.space, table);
+  layout.maps = &build.space.entry_maps();
+  layout.mapping = &mapping;
 
   std::string h;
   put_preamble(h, build, table, layout);

@@ -10,8 +10,10 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <tuner/core/base/result.hpp>
 #include <tuner/core/build/kernel_build.hpp>
@@ -40,12 +42,28 @@ std::string cxx_identifier(std::string_view text);
 std::string names_header(const Space& space, std::string_view kernel,
                          std::string_view space_display);
 
+/// How the winners header spells string params that the space maps to C++ text
+/// (`[entry.map.LAYOUT]`, docs/embed.md): as that text, so that a template kernel takes a
+/// winner's members as its template arguments (`tile_gemm<W::BM, W::LAYOUT>`).
+struct HeaderMapping {
+  /// Headers that declare what the mapped text names, included first (`layouts.hpp`, or
+  /// `<lib/layouts.hpp>` as it is).
+  std::vector<std::string> includes;
+  /// Mapped params whose text is a type (`float`, `__half`): `using NAME = text;`. The others
+  /// are values: `static constexpr auto NAME = text;`.
+  std::set<std::string> type_params;
+  /// Off: every string param stays its string (the embedded winners' header, which host code
+  /// includes without the kernel's declarations).
+  bool map_strings = true;
+};
+
 /// The text of the winners header of `build` with the winners of `table`, in namespace
 /// `name_space` (empty: `tune_winners::<kernel as an identifier>`). A diagnostic without a path
 /// for a name the header cannot hold (header_name_problem) or a `when` it cannot translate
 /// (`bucket '<name>': ...`). Throws tune::error when the table is not complete() or does not
 /// match the build's archs and buckets.
 result<std::string> winners_header(const KernelBuild& build, const WinnersTable& table,
-                                   std::string_view name_space = {});
+                                   std::string_view name_space = {},
+                                   const HeaderMapping& mapping = {});
 
 }  // namespace tune
