@@ -118,9 +118,16 @@ class RecordsCli(unittest.TestCase):
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertEqual(r.stdout, "")
         expected = "".join(f"records/gemm.json: error: {e}\n" for e in errors)
-        expected += (f"records/gemm.json: note: re-tune with: cmake --build {self.build} "
-                     "--target tune.gemm\n")
-        self.assertEqual(r.stderr, expected)
+        self.assertEqual(r.stderr[:len(expected)], expected)
+        # Then notes: what changed (where the build can tell), the re-tune command and the
+        # commands that pin without a GPU.
+        notes = r.stderr[len(expected):].splitlines()
+        self.assertTrue(all(n.startswith("records/gemm.json: note: ") for n in notes), notes)
+        self.assertIn(f"records/gemm.json: note: re-tune with: cmake --build {self.build} "
+                      "--target tune.gemm", notes)
+        self.assertTrue(any(n.startswith(
+            "records/gemm.json: note: or, without a GPU, pin a config instead: tuner record set "
+            f"--manifest {self.gemm} --bucket 'm<=512' --config ") for n in notes), notes)
 
     # -- record set ------------------------------------------------------------------------
 
@@ -258,8 +265,8 @@ class RecordsCli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(json.loads(r.stdout), {"records": [{
             "kernel": "gemm", "arch": "sm_90", "record": str(self.record), "state": "fresh",
-            "errors": [], "warnings": [],
-            "retune": f"cmake --build {self.build} --target tune.gemm"}]})
+            "errors": [], "warnings": [], "changes": [],
+            "retune": f"cmake --build {self.build} --target tune.gemm", "pin": []}]})
 
     def test_missing_record(self):
         r = self.verify(manifest=self.gemv)
@@ -271,7 +278,9 @@ class RecordsCli(unittest.TestCase):
             f"records/gemv.sm_80.json: error: record: missing for kernel 'gemv' arch 'sm_80', "
             f"expected at '{missing}'\n"
             f"records/gemv.sm_80.json: note: re-tune with: cmake --build {self.build} "
-            "--target tune.gemv\n")
+            "--target tune.gemv\n"
+            f"records/gemv.sm_80.json: note: or, without a GPU, pin a config instead: tuner "
+            f"record set --manifest {self.gemv} --arch sm_80 --bucket all --config VEC=1\n")
         r = self.verify("--arch", "sm_90", manifest=self.gemv)
         self.assertEqual(r.returncode, 0, r.stderr)
 

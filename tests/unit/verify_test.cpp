@@ -2,6 +2,8 @@
 
 #include <fstream>
 
+#include <tuner/core/build/kernel_cache.hpp>
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -31,6 +33,23 @@ shape = { M = 512 }
 name = "large"
 shape = { M = 4096 }
 )";
+
+// A record of `b` (sm_90) with `config` pinned in every bucket, keyed by `keyer`.
+Record pin_every_bucket(const KernelBuild& b, const CacheKeyer& keyer, const Config& config) {
+  Workspace w = current_workspace(b.manifest, b.space, "sm_90", keyer.toolchain()).value();
+  Record r(w);
+  for (const auto& bucket : w.buckets) {
+    RecordEntry e;
+    e.bucket = bucket.name;
+    e.pruned_space_hash = bucket.pruned_space_hash;
+    e.config = config;
+    CacheKey k = keyer.key(e.config, "sm_90");
+    e.cache_key = L2Key{k.schema, k.digest};
+    e.source = "pinned";
+    r.insert(e);
+  }
+  return r;
+}
 
 // A project with a fake CUDA toolkit whose nvcc and ptxas only answer --version.
 class VerifyTest : public ::testing::Test {
@@ -85,19 +104,7 @@ TEST_F(VerifyTest, PinnedRecordVerifiesUntilTheHeaderChanges) {
 
   CacheKeyer keyer(b.manifest, b.space.params_as());
   EXPECT_EQ(keyer.toolchain(), "nvcc 13.0.88, ptxas 13.0.88");
-  Workspace w = current_workspace(b.manifest, b.space, "sm_90", keyer.toolchain()).value();
-  Record r(w);
-  for (const auto& bucket : w.buckets) {
-    RecordEntry e;
-    e.bucket = bucket.name;
-    e.pruned_space_hash = bucket.pruned_space_hash;
-    e.config = Config{{"BM", 64}, {"LAYOUT", "col"}};
-    CacheKey k = keyer.key(e.config, "sm_90");
-    e.cache_key = L2Key{k.schema, k.digest};
-    e.source = "pinned";
-    r.insert(e);
-  }
-  r.save(path);
+  pin_every_bucket(b, keyer, Config{{"BM", 64}, {"LAYOUT", "col"}}).save(path);
   result<Verification> fresh = verify_kernel_record(b, "sm_90", path);
   ASSERT_TRUE(fresh.has_value());
   EXPECT_EQ(fresh->state, RecordState::fresh);
@@ -110,6 +117,81 @@ TEST_F(VerifyTest, PinnedRecordVerifiesUntilTheHeaderChanges) {
   ASSERT_EQ(stale->errors.size(), 2u);
   EXPECT_EQ(stale->errors[0].rfind("entry 'large' cache_key: record has 'k1:", 0), 0u);
   EXPECT_EQ(stale->errors[1].rfind("entry 'small' cache_key: record has 'k1:", 0), 0u);
+  // What changed, in words (no cache entry of the recorded keys here: what the key reads), and
+  // the two ways on.
+  const std::string m = b.manifest.path.string();
+  EXPECT_EQ(stale->changes,
+            (std::vector<std::string>{
+                "the cache key of entries 'large', 'small' changed: a header it includes "
+                "('kernels/tile.cuh'), a compile flag or the params changed: `tuner key --explain "
+                "--manifest " +
+                m + " --config 'BM=64,LAYOUT=\"col\"'` lists what the key reads"}));
+  EXPECT_EQ(
+      stale->pin_commands,
+      (std::vector<std::string>{
+          "tuner record set --manifest " + m + " --bucket small --config 'BM=64,LAYOUT=\"col\"'",
+          "tuner record set --manifest " + m + " --bucket large --config 'BM=64,LAYOUT=\"col\"'"}));
+  const std::string report = stale->report("records/gemm.json");
+  EXPECT_NE(report.find("records/gemm.json: note: re-tune with: cmake --build "),
+            std::string::npos);
+  EXPECT_NE(report.find("records/gemm.json: note: or, without a GPU, pin a config instead: "
+                        "tuner record set --manifest "),
+            std::string::npos);
+  // A missing record: how to pin each bucket (the space has no require: its first config).
+  std::filesystem::remove(path);
+  missing = verify_kernel_record(b, "sm_90", path);
+  EXPECT_EQ(missing->pin_commands.size(), 2u);
+  EXPECT_TRUE(missing->changes.empty());
+}
+
+TEST_F(VerifyTest, StaleRecordsNameWhatChanged) {
+  KernelBuild b = load_kernel_build(root / "build/tune/gemm/manifest.json").value();
+  const fs::path path = b.manifest.record_path("sm_90").value();
+  CacheKeyer keyer(b.manifest, b.space);
+  const Config config{{"BM", 64}, {"LAYOUT", "row"}};
+  pin_every_bucket(b, keyer, config).save(path);
+  // The entry warm left for the recorded key: its argument vector and files.
+  CacheEntry c;
+  c.key = keyer.key(config, "sm_90").digest;
+  c.status = CacheStatus::failed;
+  c.reason = "not compiled in this test";
+  c.arch = "sm_90";
+  c.config_id = config.id();
+  c.argv = keyer.keyed_argv(config, "sm_90");
+  for (const KeyedFile& f : keyer.files())
+    c.dependencies.push_back(f.name);
+  KernelCache(effective_cache_dir(b.manifest.cache_dir)).store(c, std::nullopt);
+  ASSERT_EQ(verify_kernel_record(b, "sm_90", path)->state, RecordState::fresh);
+
+  // What verify says changed, after an edit (both entries move for the same reason).
+  auto changes_after = [&](const KernelBuild& build) {
+    return verify_kernel_record(build, "sm_90", path).value().changes;
+  };
+  const std::string moved = "the cache key of entries 'large', 'small' changed: ";
+  // A definition: the compile command names it.
+  KernelBuild defined = b;
+  defined.manifest.definitions = {"FAST=1"};
+  EXPECT_EQ(changes_after(defined),
+            std::vector<std::string>{moved + "its compile command changed: '-DFAST=1' is new"});
+  // A header: the files it reads are the same, so one of them changed.
+  write(root / "kernels/tile.cuh", "#pragma once\n// edited\n");
+  EXPECT_EQ(changes_after(b),
+            std::vector<std::string>{moved + "a header it includes changed (it reads "
+                                             "'kernels/tile.cuh')"});
+  // A new include: the file list says which.
+  write(root / "kernels/more.cuh", "#pragma once\n");
+  write(root / "kernels/tile.cuh", "#pragma once\n#include \"more.cuh\"\n");
+  EXPECT_EQ(
+      changes_after(b),
+      std::vector<std::string>{moved + "the files it includes changed: 'kernels/more.cuh' is new"});
+  write(root / "kernels/tile.cuh", "#pragma once\n");
+  // The source: named once, and the keys point at it.
+  write(root / "kernels/gemm.cu", "#include \"tile.cuh\"\n// edited\n");
+  EXPECT_EQ(changes_after(b),
+            (std::vector<std::string>{
+                "the kernel's source changed since the record was tuned: 'kernels/gemm.cu'",
+                moved + "its source changed (above)"}));
+  EXPECT_EQ(verify_kernel_record(b, "sm_90", path)->pin_commands.size(), 2u);
 }
 
 TEST(VerifyHelpersTest, FindConfigTakesQuotedOrPlainStrings) {

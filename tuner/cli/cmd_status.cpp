@@ -131,7 +131,9 @@ int run_status(const StatusOptions& opt) {
       }
       all_fresh = all_fresh && v->ok();
       Row row{m.kernel, arch, std::string(to_string(v->state)), display_path(m, record), {}};
-      const std::vector<std::string>& why = v->ok() ? v->warnings : v->errors;
+      // A stale record: what changed in words when the build can tell, else the first error.
+      const std::vector<std::string>& why =
+          v->ok() ? v->warnings : (v->changes.empty() ? v->errors : v->changes);
       if (!why.empty()) {
         row.detail = (v->ok() ? ": warning: " : ": ") + why[0];
         if (why.size() > 1) row.detail += fmt::format(" (+{} more)", why.size() - 1);
@@ -144,7 +146,9 @@ int run_status(const StatusOptions& opt) {
                                 {"state", row.state},
                                 {"errors", v->errors},
                                 {"warnings", v->warnings},
-                                {"retune", m.retune_command()}});
+                                {"changes", v->changes},
+                                {"retune", m.retune_command()},
+                                {"pin", v->pin_commands}});
     }
   }
   if (opt.json) {

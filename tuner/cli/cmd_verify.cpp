@@ -3,9 +3,10 @@
 //
 // Every arch of the manifest unless --arch names one; --record overrides the record path (one
 // arch only). A fresh record prints `<record>: fresh (<kernel> <arch>, <n> entries)` on stdout
-// and its warnings on stderr; a stale or missing one prints every reason and the command that
-// re-tunes it on stderr. --json prints {"records": [{"kernel", "arch", "record", "state",
-// "errors", "warnings", "retune"}]} on stdout instead.
+// and its warnings on stderr; a stale or missing one prints every reason, what changed in words
+// where the build can tell, the command that re-tunes it and the commands that pin a config per
+// bucket without a GPU on stderr. --json prints {"records": [{"kernel", "arch", "record",
+// "state", "errors", "warnings", "changes", "retune", "pin"}]} on stdout instead.
 // Exit codes: 0 every record fresh, 1 any stale or missing, 2 bad input (manifest, space, arch,
 // an unreadable record), 3 nvcc cannot be run.
 #include <cstdio>
@@ -68,7 +69,9 @@ int run_verify(const VerifyCliOptions& opt) {
                                 {"state", std::string(to_string(v->state))},
                                 {"errors", v->errors},
                                 {"warnings", v->warnings},
-                                {"retune", m.retune_command()}});
+                                {"changes", v->changes},
+                                {"retune", m.retune_command()},
+                                {"pin", v->pin_commands}});
       continue;
     }
     if (v->state == RecordState::unreadable) {

@@ -140,8 +140,12 @@ std::string Verification::report(const std::string& path_label) const {
     out += path_label + ": warning: " + w + "\n";
   for (const auto& e : errors)
     out += path_label + ": error: " + e + "\n";
-  if (!ok() && !retune_command.empty())
-    out += path_label + ": note: re-tune with: " + retune_command + "\n";
+  if (ok()) return out;
+  for (const auto& c : changes)
+    out += path_label + ": note: " + c + "\n";
+  if (!retune_command.empty()) out += path_label + ": note: re-tune with: " + retune_command + "\n";
+  for (const auto& p : pin_commands)
+    out += path_label + ": note: or, without a GPU, pin a config instead: " + p + "\n";
   return out;
 }
 

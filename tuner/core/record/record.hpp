@@ -146,13 +146,21 @@ struct Verification {
   std::optional<Record> record;       ///< set only when fresh
   std::vector<std::string> errors;    ///< each names the field, record value and current value
   std::vector<std::string> warnings;  ///< drift that only shifts timings
+  /// For a stale record: what changed, in words (`the kernel's source changed: kernels/x.cu`),
+  /// where the build can tell (verify_kernel_record fills them in).
+  std::vector<std::string> changes;
   std::string retune_command;
+  /// The commands that pin a config per bucket without a GPU (`tuner record set ...`), the
+  /// other way to a fresh record (verify_kernel_record fills them in).
+  std::vector<std::string> pin_commands;
   /// For an unreadable record: where in the file (1-based line and column; 0 when unknown).
   int line = 0, column = 0;
 
   bool ok() const noexcept { return state == RecordState::fresh; }
   /// For people: `<path>: warning: ...` lines, then for a stale, missing or unreadable record
-  /// `<path>: error: ...` lines and `<path>: note: re-tune with: <command>`.
+  /// `<path>: error: ...` lines, a `<path>: note: <change>` per change, `<path>: note: re-tune
+  /// with: <command>` (on a GPU host) and `<path>: note: or, without a GPU, pin ...: <command>`
+  /// per pin command.
   std::string report(const std::string& path_label) const;
 };
 
