@@ -127,6 +127,43 @@ class ShardsCli(ShardProject, unittest.TestCase):
         self.assertEqual(r.stdout, "sm_90 shard 1/2: 7 candidates: 'n<=4096' 1..7\n"
                                    "sm_90 shard 2/2: 7 candidates: 'large' 1..7\n")
 
+    def test_shards_of_a_whole_build_tree(self):
+        # A second kernel in the build tree, on the same space, tuned for sm_80 and sm_90.
+        other = clitest.manifest(
+            self.build / "tune" / "axpy" / "manifest.json", self.dir / "src", "axpy",
+            build=self.build, sources=[self.dir / "src" / "saxpy.cu"],
+            space=self.dir / "src" / "saxpy.toml", archs=["sm_80", "sm_90"],
+            cache_dir=self.cache, log_dir=self.build / "tune" / "axpy", runner=RUNNER)
+        (self.build / "tune" / "kernels.list").write_text("saxpy\naxpy\n")
+        r = self.tuner("shards", "--build-dir", str(self.build), "--count", "3", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        matrix = json.loads(r.stdout)["include"]
+        self.assertEqual([(e["arch"], e["shard"]) for e in matrix],
+                         [("sm_90", "1/3"), ("sm_90", "2/3"), ("sm_90", "3/3"),
+                          ("sm_80", "1/3"), ("sm_80", "2/3"), ("sm_80", "3/3")])
+        self.assertEqual([e["kernels"] for e in matrix], [["saxpy", "axpy"]] * 3 + [["axpy"]] * 3)
+        self.assertEqual([e["candidates"] for e in matrix], [10, 8, 10, 5, 4, 5])
+        self.assertEqual(matrix[1]["buckets"], ["saxpy/n<=4096", "saxpy/large", "axpy/n<=4096",
+                                                "axpy/large"])
+        # --arch keeps the kernels tuned for it; only declared kernels count.
+        r = self.tuner("shards", "--build-dir", str(self.build), "--count", "2", "--arch",
+                       "sm_80")
+        self.assertEqual((r.returncode, r.stdout),
+                         (0, "sm_80 shard 1/2: 7 candidates: 'axpy/n<=4096' 1..7\n"
+                             "sm_80 shard 2/2: 7 candidates: 'axpy/large' 1..7\n"), r.stderr)
+        (self.build / "tune" / "kernels.list").write_text("saxpy\n")
+        r = self.tuner("shards", "--build-dir", str(self.build), "--count", "1", "--json")
+        self.assertEqual([e["kernels"] for e in json.loads(r.stdout)["include"]], [["saxpy"]])
+        self.assertTrue(other.exists())
+        # One of --manifest and --build-dir.
+        r = self.tuner("shards", "--count", "2")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("pass --manifest <kernel's manifest.json> or --build-dir <build tree>",
+                      r.stderr)
+        r = self.tuner("shards", "--build-dir", str(self.dir / "nowhere"), "--count", "2")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no kernel in the build tree", r.stderr)
+
     def test_bad_shard_is_refused(self):
         for spec, why in [("0/2", "the index must be between 1 and 2"),
                           ("3/2", "the index must be between 1 and 2"),

@@ -3,7 +3,7 @@
 prefix, then a consumer (tests/cmake/installed) that finds tune with find_package(Tune CONFIG)
 and CMAKE_PREFIX_PATH, declares a kernel, warms its one candidate, generates its winners header
 and links tune::core, all with the installed tuner and without tune's sources.
-The steps build on each other, so they run in order: test_1 ... test_7.
+The steps build on each other, so they run in order: test_1 ... test_8.
 """
 
 import json
@@ -156,6 +156,53 @@ class InstallTest(unittest.TestCase):
         self.assertIn("-- tune: copy: 1 candidates for sm_90\n", r.stdout)
         self.assertNotIn("Policy CMP0116", r.stderr)
         self.assertNotIn("/lib/cmake/Tune/", r.stderr)
+
+    def test_8_the_ci_recipe_with_a_shared_store_runs_without_a_gpu(self):
+        # docs/scaling.md "An installed tuner and a shared store": what its jobs run before the
+        # GPU. Two build trees (two runners) share a directory store.
+        store = self.root / "store"
+        tuner = self.prefix / "bin" / "tuner"
+
+        def configure(build):
+            return run([consumer.ARGS.cmake, "-S", self.src, "-B", build, "-G", "Ninja",
+                        f"-DCMAKE_PREFIX_PATH={self.prefix}", f"-DTUNE_REMOTE_STORE={store}",
+                        self.flags])
+
+        first, second = self.root / "ci_plan", self.root / "ci_shard"
+        self.assertEqual(configure(first).rc, 0)
+        warm = run([consumer.ARGS.cmake, "--build", first, "--target", "warm"])
+        self.assertEqual(warm.rc, 0, warm)
+        self.assertIn("tuner warm: copy sm_90: 1 candidates: 1 compiled, 0 from the store, 0 "
+                      "already cached; none invalid\n", warm.stdout)
+        # The gate: no record yet, so it fails, naming both ways on.
+        gate = run(["ctest", "--test-dir", first, "--no-tests=error", "-L", "records",
+                    "--output-on-failure"])
+        self.assertNotEqual(gate.rc, 0, gate)
+        self.assertIn("note: re-tune with: cmake --build", gate.stdout)
+        pin = re.search(r"note: or, without a GPU, pin a config instead: (tuner record set .*)",
+                        gate.stdout)
+        self.assertIsNotNone(pin, gate.stdout)
+        self.assertIn("--bucket default --config BLOCK=128", pin.group(1))
+        # The plan: the matrix over every kernel of the build.
+        plan = run([tuner, "shards", "--build-dir", first, "--count", "2", "--json"])
+        self.assertEqual(plan.rc, 0, plan)
+        matrix = json.loads(plan.stdout)["include"]
+        self.assertEqual([(e["shard"], e["arch"], e["kernels"]) for e in matrix],
+                         [("1/2", "sm_90", ["copy"]), ("2/2", "sm_90", ["copy"])])
+        self.assertEqual(sum(e["candidates"] for e in matrix), 1)
+        # A shard job's runner: another build tree warms from the store and compiles nothing.
+        self.assertEqual(configure(second).rc, 0)
+        warm = run([consumer.ARGS.cmake, "--build", second, "--target", "warm"])
+        self.assertEqual(warm.rc, 0, warm)
+        self.assertIn("tuner warm: copy sm_90: 1 candidates: 0 compiled, 1 from the store, 0 "
+                      "already cached; none invalid\n", warm.stdout)
+        self.assertFalse((second / "tune" / "compile.log").exists())
+        # Pinned as the note says (the recipe's way without a GPU), the gate passes.
+        args = pin.group(1).split()[1:]
+        self.assertEqual(run([tuner, *args]).rc, 0)
+        gate = run(["ctest", "--test-dir", second, "--no-tests=error", "-L", "records"])
+        self.assertEqual(gate.rc, 0, gate)
+        (self.src / "records" / "copy.json").unlink()  # the other steps expect no record
 
 
 if __name__ == "__main__":

@@ -1,11 +1,15 @@
-// `tuner shards --manifest M --count N [--arch A] [--json]`: the split of a kernel's tune into N
-// shards (tuner/core/scale/shard.hpp), one per architecture and shard: what each `tuner run --shard
-// K/N` will measure. With --json, one object `{"include": [...]}` that a GitHub Actions matrix
+// `tuner shards --manifest M|--build-dir D --count N [--arch A] [--json]`: the split of a kernel's
+// tune (or of every kernel a build tree declares) into N shards (tuner/core/scale/shard.hpp), one
+// per architecture and shard: what each `tuner run --shard K/N` will measure. Over a build tree
+// each entry also names its `kernels` (those tuned for its architecture) and its `buckets` as
+// `<kernel>/<bucket>`. With --json, one object `{"include": [...]}` that a GitHub Actions matrix
 // takes as it is (`matrix: ${{ fromJSON(...) }}`), each entry with `shard` ("2/4"), `index`,
 // `count`, `arch`, `candidates` and `buckets` (docs/scaling.md).
 //
 // Exit codes: 0 printed, 2 bad usage or input.
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +17,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/cli/build_tree.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/text.hpp>
@@ -24,44 +29,96 @@ namespace {
 
 struct ShardsOptions {
   std::string manifest;
+  std::string build_dir;
   std::string arch;
   int count = 0;
   bool json = false;
 };
 
+// One kernel's part of the split: its architectures and each shard's slices.
+struct KernelPlan {
+  KernelBuild build;
+  std::vector<std::string> archs;
+  ShardPlan plan;
+};
+
 int run_shards(const ShardsOptions& opt) {
-  std::optional<ChosenKernel> chosen = load_chosen_kernel(opt.manifest, opt.arch);
-  if (!chosen) return exit_bad_input;
-  const KernelBuild& build = chosen->build;
-  const std::vector<std::string>& archs = chosen->archs;
+  if (opt.manifest.empty() == opt.build_dir.empty()) {
+    fmt::print(stderr,
+               "tuner shards: error: pass --manifest <kernel's manifest.json> or --build-dir "
+               "<build tree> (every kernel it declares)\n");
+    return exit_bad_input;
+  }
   if (opt.count < 1) {
     fmt::print(stderr, "tuner shards: error: --count must be at least 1, got {}\n", opt.count);
     return exit_bad_input;
   }
-  result<ShardPlan> plan = plan_space(build.space, opt.count);
-  if (!plan) {
-    fmt::print(stderr, "{}\n", plan.error().str());
+  std::vector<std::filesystem::path> manifests;
+  if (!opt.manifest.empty())
+    manifests.push_back(opt.manifest);
+  else
+    manifests = build_tree_manifests(opt.build_dir);
+  if (manifests.empty()) {
+    fmt::print(stderr,
+               "tuner shards: error: no kernel in the build tree '{}' (no {}/tune/kernels.list "
+               "or manifest): configure it with CMake first\n",
+               opt.build_dir, opt.build_dir);
     return exit_bad_input;
   }
+  std::vector<KernelPlan> kernels;
+  std::vector<std::string> all_archs;  // in the order the kernels name them
+  for (const std::filesystem::path& m : manifests) {
+    std::optional<KernelBuild> build = load_build(m.string());
+    if (!build) return exit_bad_input;
+    std::vector<std::string> archs;
+    if (opt.build_dir.empty() || opt.arch.empty()) {
+      std::optional<std::vector<std::string>> chosen = choose_archs(build->manifest, opt.arch);
+      if (!chosen) return exit_bad_input;
+      archs = std::move(*chosen);
+    } else if (std::find(build->manifest.archs.begin(), build->manifest.archs.end(), opt.arch) !=
+               build->manifest.archs.end()) {
+      archs = {opt.arch};  // --arch over a build tree: the kernels tuned for it
+    }
+    result<ShardPlan> plan = plan_space(build->space, opt.count);
+    if (!plan) {
+      fmt::print(stderr, "{}\n", plan.error().str());
+      return exit_bad_input;
+    }
+    for (const std::string& a : archs)
+      if (std::find(all_archs.begin(), all_archs.end(), a) == all_archs.end())
+        all_archs.push_back(a);
+    kernels.push_back({std::move(*build), std::move(archs), std::move(*plan)});
+  }
+  if (all_archs.empty()) {
+    fmt::print(stderr, "tuner shards: error: no kernel of '{}' is tuned for {}\n", opt.build_dir,
+               opt.arch);
+    return exit_bad_input;
+  }
+  const bool several = kernels.size() > 1 || !opt.build_dir.empty();
   nlohmann::json include = nlohmann::json::array();
-  for (const std::string& arch : archs) {
+  for (const std::string& arch : all_archs) {
     for (int k = 1; k <= opt.count; ++k) {
       std::size_t candidates = 0;
       std::vector<std::string> buckets;
+      std::vector<std::string> names;
       std::vector<std::string> shown;
-      for (const ShardSlice& s : plan->shards[static_cast<std::size_t>(k - 1)]) {
-        const std::string& name = build.space.buckets()[s.bucket].name;
-        candidates += s.end - s.first;
-        buckets.push_back(name);
-        shown.push_back(fmt::format("'{}' {}..{}", name, s.first + 1, s.end));
+      for (const KernelPlan& kp : kernels) {
+        if (std::find(kp.archs.begin(), kp.archs.end(), arch) == kp.archs.end()) continue;
+        names.push_back(kp.build.manifest.kernel);
+        for (const ShardSlice& s : kp.plan.shards[static_cast<std::size_t>(k - 1)]) {
+          const std::string& name = kp.build.space.buckets()[s.bucket].name;
+          const std::string label = several ? kp.build.manifest.kernel + "/" + name : name;
+          candidates += s.end - s.first;
+          buckets.push_back(label);
+          shown.push_back(fmt::format("'{}' {}..{}", label, s.first + 1, s.end));
+        }
       }
       const ShardSpec spec{k, opt.count};
-      include.push_back({{"shard", spec.str()},
-                         {"index", k},
-                         {"count", opt.count},
-                         {"arch", arch},
-                         {"candidates", candidates},
-                         {"buckets", buckets}});
+      nlohmann::json entry = {{"shard", spec.str()},      {"index", k},
+                              {"count", opt.count},       {"arch", arch},
+                              {"candidates", candidates}, {"buckets", buckets}};
+      if (!opt.build_dir.empty()) entry["kernels"] = names;
+      include.push_back(std::move(entry));
       if (!opt.json)
         fmt::print("{} shard {}: {} candidates{}{}\n", arch, spec.str(), candidates,
                    shown.empty() ? "" : ": ", join(shown, ", "));
@@ -76,10 +133,15 @@ int run_shards(const ShardsOptions& opt) {
 void add_shards_command(CLI::App& app, Run& run) {
   auto opt = std::make_shared<ShardsOptions>();
   auto* sub = app.add_subcommand(
-      "shards", "list the shards of a kernel's tune split N ways, for a CI matrix or a job array");
-  sub->add_option("--manifest", opt->manifest, "the kernel's manifest.json")->required();
+      "shards",
+      "list the shards of a tune split N ways (one kernel, or every kernel of a build tree), for "
+      "a CI matrix or a job array");
+  auto* manifest = sub->add_option("--manifest", opt->manifest, "one kernel's manifest.json");
+  sub->add_option("--build-dir", opt->build_dir,
+                  "a build tree: every kernel it declares, split together")
+      ->excludes(manifest);
   sub->add_option("--count", opt->count, "the number of shards")->required();
-  sub->add_option("--arch", opt->arch, "one architecture (default: every one the manifest lists)");
+  sub->add_option("--arch", opt->arch, "one architecture (default: every one the manifests list)");
   sub->add_flag("--json", opt->json,
                 "print {\"include\": [...]} for a GitHub Actions or GitLab matrix");
   sub->footer("Exit status: 0 printed, 2 bad usage or input.");

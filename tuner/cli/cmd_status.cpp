@@ -14,9 +14,7 @@
 // 2 bad input (no manifest found, or one that does not read; after every line is printed),
 // 3 nvcc cannot be run.
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +23,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/cli/build_tree.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/text.hpp>
@@ -47,43 +46,12 @@ struct Row {
   std::string kernel, arch, state, record, detail;
 };
 
-// The kernels the last configure declared (<tune_dir>/kernels.list, one name a line), or nullopt
-// when the build tree has no list. Names are checked as tune_add_kernel checks them, so a line
-// cannot reach outside the tune directory.
-std::optional<std::vector<std::string>> declared_kernels(const fs::path& tune_dir) {
-  std::ifstream in(tune_dir / "kernels.list");
-  if (!in || !fs::is_regular_file(tune_dir / "kernels.list")) return std::nullopt;
-  std::vector<std::string> names;
-  std::string line;
-  while (std::getline(in, line)) {
-    line = std::string(trim(line));
-    bool ok = !line.empty() && line[0] != '.' && line.size() <= 255;
-    for (char c : line)
-      ok = ok &&
-           (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-');
-    if (ok) names.push_back(line);
-  }
-  return names;
-}
-
 // The manifests to read: --manifest as given, else those of the declared kernels, else (no
 // list) every <D>/tune/*/manifest.json.
 std::vector<fs::path> find_manifests(const StatusOptions& opt) {
   std::vector<fs::path> manifests(opt.manifests.begin(), opt.manifests.end());
   if (!manifests.empty()) return manifests;
-  fs::path tune_dir = fs::path(opt.build_dir) / "tune";
-  if (auto names = declared_kernels(tune_dir)) {
-    for (const auto& name : *names)
-      manifests.push_back(tune_dir / name / "manifest.json");
-    return manifests;
-  }
-  std::error_code ec;
-  for (fs::directory_iterator it(tune_dir, ec), end; !ec && it != end; it.increment(ec)) {
-    fs::path m = it->path() / "manifest.json";
-    if (fs::is_regular_file(m)) manifests.push_back(m);
-  }
-  std::sort(manifests.begin(), manifests.end());
-  return manifests;
+  return build_tree_manifests(opt.build_dir);
 }
 
 // A kernel whose manifest or space does not read: its own line, named by its directory.

@@ -24,6 +24,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/cli/build_tree.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/log_reader.hpp>
 #include <tuner/core/base/bucket_name.hpp>
@@ -48,17 +49,11 @@ struct StoreOptions {
   bool json = false;
 };
 
-// The kernels of a build tree: every <build>/tune/<kernel>/manifest.json that loads.
+// The kernels of a build tree (build_tree.hpp) whose manifests load.
 std::vector<KernelBuild> build_kernels(const std::string& build) {
   std::vector<KernelBuild> out;
   if (build.empty()) return out;
-  std::error_code ec;
-  std::vector<fs::path> manifests;
-  for (const fs::directory_entry& e : fs::directory_iterator(fs::path(build) / "tune", ec))
-    if (fs::is_regular_file(e.path() / "manifest.json", ec))
-      manifests.push_back(e.path() / "manifest.json");
-  std::sort(manifests.begin(), manifests.end());
-  for (const fs::path& m : manifests) {
+  for (const fs::path& m : build_tree_manifests(build)) {
     result<KernelBuild> k = load_kernel_build(m);
     if (k)
       out.push_back(std::move(*k));

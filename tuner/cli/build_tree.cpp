@@ -1,0 +1,46 @@
+#include <tuner/cli/build_tree.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+
+#include <tuner/core/base/text.hpp>
+
+namespace tune::cli {
+
+namespace fs = std::filesystem;
+
+std::optional<std::vector<std::string>> declared_kernels(const fs::path& tune_dir) {
+  std::ifstream in(tune_dir / "kernels.list");
+  if (!in || !fs::is_regular_file(tune_dir / "kernels.list")) return std::nullopt;
+  std::vector<std::string> names;
+  std::string line;
+  while (std::getline(in, line)) {
+    line = std::string(trim(line));
+    bool ok = !line.empty() && line[0] != '.' && line.size() <= 255;
+    for (char c : line)
+      ok = ok &&
+           (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-');
+    if (ok) names.push_back(line);
+  }
+  return names;
+}
+
+std::vector<fs::path> build_tree_manifests(const fs::path& build_dir) {
+  std::vector<fs::path> manifests;
+  const fs::path tune_dir = build_dir / "tune";
+  if (auto names = declared_kernels(tune_dir)) {
+    for (const auto& name : *names)
+      manifests.push_back(tune_dir / name / "manifest.json");
+    return manifests;
+  }
+  std::error_code ec;
+  for (fs::directory_iterator it(tune_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    fs::path m = it->path() / "manifest.json";
+    if (fs::is_regular_file(m, ec)) manifests.push_back(m);
+  }
+  std::sort(manifests.begin(), manifests.end());
+  return manifests;
+}
+
+}  // namespace tune::cli
