@@ -66,6 +66,7 @@ set(_tune_public_core_headers
   process/subprocess.hpp
   record/bucket_result.hpp
   record/html_plot.hpp
+  record/names_header.hpp
   record/record.hpp
   record/verify.hpp
   record/winners.hpp

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuner/core/record/names_header.hpp>
+
 namespace tune {
 namespace {
 

@@ -30,7 +30,7 @@
 #include <tuner/core/build/compile_request.hpp>
 #include <tuner/core/build/kernel_build.hpp>
 #include <tuner/core/build/kernel_cache.hpp>
-#include <tuner/core/record/winners_header.hpp>
+#include <tuner/core/record/names_header.hpp>
 #include <tuner/core/space/entry_template.hpp>
 #include <tuner/core/space/space_checks.hpp>
 #include <tuner/core/store/remote_store.hpp>

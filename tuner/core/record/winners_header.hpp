@@ -33,15 +33,6 @@ std::optional<diagnostic> header_name_problem(const KernelBuild& build);
 /// gives `m_512_row`, `default` gives `default_`).
 std::string cxx_identifier(std::string_view text);
 
-/// The names header of a kernel (`<build>/tune/<kernel>/include/tune/kernel/<kernel>.hpp`,
-/// written at configure time for its harness): in namespace `tune::kernel::<kernel as an
-/// identifier>`, one `inline constexpr std::string_view` per param (namespace `param`) and per
-/// shape name of any bucket (namespace `shape`), so that `ctx.params().int_(param::BLOCK)`
-/// misspelt is a compile error. A name that is a C++ keyword gets a '_' after it (the value is
-/// the name itself). `space_display` names the space in the header's comment.
-std::string names_header(const Space& space, std::string_view kernel,
-                         std::string_view space_display);
-
 /// How the winners header spells string params that the space maps to C++ text
 /// (`[entry.map.LAYOUT]`, docs/embed.md): as that text, so that a template kernel takes a
 /// winner's members as its template arguments (`tile_gemm<W::BM, W::LAYOUT>`).
