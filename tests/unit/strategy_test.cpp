@@ -1,6 +1,7 @@
 // Search strategies (tuner/core/search/strategy.hpp) on their own, and through the search: each
 // proposes every config at most once, follows its seed, finds the optimum of smooth spaces
-// early, and a search resumed from its log follows the same sequence as one never interrupted.
+// early, in batches too (configs pending, outcomes told out of order, withdrawals), and a search
+// resumed from its log follows the same sequence as one never interrupted.
 #include <tuner/core/search/strategy.hpp>
 
 #include <algorithm>
@@ -157,6 +158,157 @@ TEST(StrategyTest, RandomDrawsAreDefinedHere) {
   const double u = Random(7).unit();
   EXPECT_GE(u, 0.0);
   EXPECT_LT(u, 1.0);
+}
+
+// --- batches ----------------------------------------------------------------------------------
+
+const char* const all_strategies[] = {"grid", "random", "anneal", "bayes"};
+
+SearchSettings quick(const char* name, std::uint64_t seed = 3) {
+  SearchSettings s = settings(name, seed);
+  if (std::string(name) == "bayes") s.options["candidates"] = 64;
+  return s;
+}
+
+// Drives a strategy as a pipelined search would: `batch` configs pending, outcomes told in a
+// shuffled order (drawn from `order_seed`), checking each proposal against what was told and
+// what is pending. The order of outcomes.
+std::vector<std::size_t> drive(Strategy& s, const std::vector<Config>& configs, std::size_t batch,
+                               std::uint64_t order_seed, std::size_t limit = SIZE_MAX) {
+  std::vector<std::size_t> told_order;
+  std::set<std::size_t> told, pending;
+  Random order(order_seed);
+  while (told_order.size() < limit) {
+    const std::size_t open = configs.size() - told.size() - pending.size();
+    const std::vector<std::size_t> more = s.propose(batch - pending.size());
+    EXPECT_EQ(more.size(), std::min(batch - pending.size(), open));
+    for (std::size_t k : more) {
+      EXPECT_FALSE(told.contains(k)) << k << " was told";
+      EXPECT_TRUE(pending.insert(k).second) << k << " is pending";
+    }
+    if (pending.empty()) break;
+    auto it = pending.begin();
+    std::advance(it, static_cast<std::ptrdiff_t>(order.below(pending.size())));
+    const std::size_t k = *it;
+    pending.erase(it);
+    s.tell(k, objective(configs[k]));
+    told.insert(k);
+    told_order.push_back(k);
+  }
+  return told_order;
+}
+
+TEST(StrategyTest, BatchesNeverRepeatAPendingOrAToldConfig) {
+  // Outcomes told out of order, to the end of the space: every config told exactly once.
+  const std::vector<Config> configs = holey_space();
+  for (const char* name : all_strategies) {
+    SpaceIndex index(configs);
+    std::unique_ptr<Strategy> s = make_strategy(quick(name), index);
+    const std::vector<std::size_t> order = drive(*s, configs, 7, 11);
+    EXPECT_EQ(order.size(), configs.size()) << name;
+    EXPECT_EQ(std::set<std::size_t>(order.begin(), order.end()).size(), configs.size()) << name;
+    EXPECT_TRUE(s->propose(4).empty()) << name;
+  }
+}
+
+TEST(StrategyTest, AWithdrawnConfigMayBeProposedAgain) {
+  const std::vector<Config> configs = holey_space();
+  for (const char* name : all_strategies) {
+    SpaceIndex index(configs);
+    std::unique_ptr<Strategy> s = make_strategy(quick(name), index);
+    s->tell(0, objective(configs[0]));
+    for (std::size_t k = 1; k < 12; ++k)  // enough for bayes' model to choose
+      s->tell(k, objective(configs[k]));
+    const std::vector<std::size_t> batch = s->propose(5);
+    ASSERT_EQ(batch.size(), 5u) << name;
+    s->withdraw(batch[2]);
+    s->withdraw(batch[2]);  // not pending any more: ignored
+    // Everything open is proposed, the withdrawn config included, the pending ones not.
+    const std::vector<std::size_t> rest = s->propose(configs.size());
+    EXPECT_EQ(rest.size(), configs.size() - 12 - 4) << name;
+    EXPECT_NE(std::find(rest.begin(), rest.end(), batch[2]), rest.end()) << name;
+    for (std::size_t i : {0, 1, 3, 4})
+      EXPECT_EQ(std::find(rest.begin(), rest.end(), batch[i]), rest.end()) << name;
+  }
+}
+
+TEST(StrategyTest, GridProposesAWithdrawnConfigFirst) {
+  const std::vector<Config> configs = holey_space();
+  SpaceIndex index(configs);
+  auto grid = make_strategy(settings("grid"), index);
+  EXPECT_EQ(grid->propose(4), (std::vector<std::size_t>{0, 1, 2, 3}));
+  grid->tell(2, 1.0);
+  grid->withdraw(1);
+  EXPECT_EQ(grid->propose(3), (std::vector<std::size_t>{1, 4, 5}));
+}
+
+TEST(StrategyTest, TheSeedAndTheCallsDecideTheBatches) {
+  const std::vector<Config> configs = holey_space();
+  for (const char* name : {"random", "anneal", "bayes"}) {
+    auto run_once = [&](std::uint64_t seed) {
+      SpaceIndex index(configs);
+      std::unique_ptr<Strategy> s = make_strategy(quick(name, seed), index);
+      std::vector<std::size_t> out = drive(*s, configs, 6, 5, 80);
+      // A withdrawal is one of the calls.
+      const std::vector<std::size_t> batch = s->propose(3);
+      s->withdraw(batch[0]);
+      for (std::size_t k : s->propose(3))
+        out.push_back(k);
+      return out;
+    };
+    EXPECT_EQ(run_once(1), run_once(1)) << name;
+    EXPECT_NE(run_once(1), run_once(2)) << name;
+  }
+}
+
+TEST(StrategyTest, ProposingInPiecesProposesWhatOneCallWould) {
+  const std::vector<Config> configs = holey_space();
+  for (const char* name : all_strategies) {
+    auto batches = [&](const std::vector<std::size_t>& sizes) {
+      SpaceIndex index(configs);
+      std::unique_ptr<Strategy> s = make_strategy(quick(name), index);
+      drive(*s, configs, 4, 9, 30);  // a model to choose with, and 3 configs still pending
+      std::vector<std::size_t> out;
+      for (std::size_t n : sizes) {
+        EXPECT_TRUE(s->propose(0).empty());
+        for (std::size_t k : s->propose(n))
+          out.push_back(k);
+      }
+      return out;
+    };
+    EXPECT_EQ(batches({3, 1, 4}), batches({8})) << name;
+  }
+}
+
+TEST(StrategyTest, MisusedCallsAreIgnoredOrRefused) {
+  const std::vector<Config> configs = holey_space();
+  for (const char* name : all_strategies) {
+    SpaceIndex index(configs);
+    std::unique_ptr<Strategy> s = make_strategy(quick(name), index);
+    s->tell(5, 1.0);
+    s->tell(5, 2.0);  // told once: ignored
+    s->withdraw(6);   // not pending: ignored
+    EXPECT_THROW(s->tell(configs.size(), 1.0), error) << name;
+    EXPECT_THROW(s->withdraw(configs.size() + 3), error) << name;
+    const std::vector<std::size_t> all = s->propose(configs.size());
+    EXPECT_EQ(all.size(), configs.size() - 1) << name;
+    EXPECT_EQ(std::find(all.begin(), all.end(), 5u), all.end()) << name;
+  }
+}
+
+TEST(StrategyTest, ModelAndWalkFindTheOptimumEarlyInBatches) {
+  // As above, with 8 configs pending and the outcomes told out of order.
+  const std::vector<Config> configs = holey_space();
+  const std::size_t best = optimum(configs);
+  for (const char* name : {"anneal", "bayes"}) {
+    for (std::uint64_t seed = 0; seed < 5; ++seed) {
+      SpaceIndex index(configs);
+      std::unique_ptr<Strategy> s = make_strategy(settings(name, seed), index);
+      const std::vector<std::size_t> order = drive(*s, configs, 8, seed, configs.size() / 5);
+      EXPECT_NE(std::find(order.begin(), order.end(), best), order.end())
+          << name << " seed " << seed;
+    }
+  }
 }
 
 // --- through the search -------------------------------------------------------------------

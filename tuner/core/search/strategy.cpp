@@ -82,47 +82,108 @@ double Random::unit() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// What every strategy keeps
+
+void Ledger::check(std::size_t k, const char* call) const {
+  if (k >= size())
+    throw error(fmt::format("search strategy: {}({}) names no config of the space (it has {})",
+                            call, k, size()));
+}
+
+void Ledger::propose(std::size_t k) {
+  if (!pending_[k]) ++pending_count_;
+  pending_[k] = true;
+}
+
+bool Ledger::tell(std::size_t k, std::optional<double> v) {
+  if (told_[k]) return false;
+  if (pending_[k]) {
+    pending_[k] = false;
+    --pending_count_;
+  }
+  told_[k] = true;
+  ++told_count_;
+  value_[k] = v;
+  if (v && (!best_ || *v < *value_[*best_])) best_ = k;
+  return true;
+}
+
+bool Ledger::withdraw(std::size_t k) {
+  if (!pending_[k]) return false;
+  pending_[k] = false;
+  --pending_count_;
+  withdrawn_.push_back(k);
+  return true;
+}
+
+std::optional<std::size_t> Ledger::take_withdrawn() {
+  while (withdrawn_head_ < withdrawn_.size()) {
+    const std::size_t k = withdrawn_[withdrawn_head_++];
+    if (open(k)) return k;
+  }
+  withdrawn_.clear();
+  withdrawn_head_ = 0;
+  return std::nullopt;
+}
+
+std::optional<std::size_t> Strategy::next() {
+  const std::vector<std::size_t> one = propose(1);
+  if (one.empty()) return std::nullopt;
+  return one.front();
+}
+
+// ---------------------------------------------------------------------------------------------
 // grid and random
 
 namespace {
 
-/// What every strategy keeps: which configs it was told of, their values, and the best.
-class Memory {
+/// A strategy whose order does not depend on the outcomes (grid, random): each proposal is the
+/// next open config of its order.
+class FixedOrder : public Strategy {
  public:
-  explicit Memory(std::size_t n) : told_(n, false), value_(n, std::nullopt) {}
-  bool told(std::size_t k) const { return told_[k]; }
-  const std::optional<double>& value(std::size_t k) const { return value_[k]; }
-  void remember(std::size_t k, std::optional<double> v) {
-    if (!told_[k]) ++count_;
-    told_[k] = true;
-    value_[k] = v;
-    if (v && (!best_ || *v < *value_[*best_])) best_ = k;
+  explicit FixedOrder(std::size_t n) : ledger_(n) {}
+  std::vector<std::size_t> propose(std::size_t n) final {
+    std::vector<std::size_t> out;
+    while (out.size() < n) {
+      const std::optional<std::size_t> k = next_open();
+      if (!k) break;
+      ledger_.propose(*k);
+      out.push_back(*k);
+    }
+    return out;
   }
-  std::optional<std::size_t> best() const { return best_; }
-  std::size_t count() const { return count_; }
-  std::size_t size() const { return told_.size(); }
+  void tell(std::size_t k, std::optional<double> v) final {
+    ledger_.check(k, "tell");
+    ledger_.tell(k, v);
+  }
+  void withdraw(std::size_t k) final {
+    ledger_.check(k, "withdraw");
+    if (ledger_.withdraw(k)) withdrawn(k);
+  }
 
- private:
-  std::vector<bool> told_;
-  std::vector<std::optional<double>> value_;
-  std::optional<std::size_t> best_;
-  std::size_t count_ = 0;
+ protected:
+  /// The next open config of the order, or nullopt when none is left.
+  virtual std::optional<std::size_t> next_open() = 0;
+  /// Config `k`, pending, was given back.
+  virtual void withdrawn(std::size_t k) { (void)k; }
+
+  Ledger ledger_;
 };
 
-class GridStrategy final : public Strategy {
+class GridStrategy final : public FixedOrder {
  public:
-  explicit GridStrategy(std::size_t n) : memory_(n) {}
-  std::optional<std::size_t> next() override {
-    while (cursor_ < memory_.size() && memory_.told(cursor_))
-      ++cursor_;
-    if (cursor_ == memory_.size()) return std::nullopt;
-    return cursor_;
-  }
-  void tell(std::size_t k, std::optional<double> v) override { memory_.remember(k, v); }
+  explicit GridStrategy(std::size_t n) : FixedOrder(n) {}
 
  private:
-  Memory memory_;
-  std::size_t cursor_ = 0;
+  std::optional<std::size_t> next_open() override {
+    while (cursor_ < ledger_.size() && !ledger_.open(cursor_))
+      ++cursor_;
+    if (cursor_ == ledger_.size()) return std::nullopt;
+    return cursor_;
+  }
+  void withdrawn(std::size_t k) override { cursor_ = std::min(cursor_, k); }  // first again
+
+  std::size_t cursor_ = 0;  // every config before it is told or pending
 };
 
 /// A random permutation of [0, n), drawn lazily (Fisher-Yates from the front).
@@ -146,22 +207,24 @@ class Permutation {
   Random rng_;
 };
 
-class RandomStrategy final : public Strategy {
+/// An open config of `ledger`: the one withdrawn longest ago, else the next open one of
+/// `order`. Every open config is one or the other (a config leaves `order` once drawn, and
+/// comes back only through withdraw), so this finds one while any is open.
+std::optional<std::size_t> draw_open(Ledger& ledger, Permutation& order) {
+  if (std::optional<std::size_t> k = ledger.take_withdrawn()) return k;
+  while (std::optional<std::size_t> k = order.next())
+    if (ledger.open(*k)) return k;
+  return std::nullopt;
+}
+
+class RandomStrategy final : public FixedOrder {
  public:
-  RandomStrategy(std::size_t n, std::uint64_t seed) : memory_(n), order_(n, seed) {}
-  std::optional<std::size_t> next() override {
-    while (!pending_ || memory_.told(*pending_)) {
-      pending_ = order_.next();
-      if (!pending_) return std::nullopt;
-    }
-    return pending_;
-  }
-  void tell(std::size_t k, std::optional<double> v) override { memory_.remember(k, v); }
+  RandomStrategy(std::size_t n, std::uint64_t seed) : FixedOrder(n), order_(n, seed) {}
 
  private:
-  Memory memory_;
+  std::optional<std::size_t> next_open() override { return draw_open(ledger_, order_); }
+
   Permutation order_;
-  std::optional<std::size_t> pending_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -169,55 +232,85 @@ class RandomStrategy final : public Strategy {
 
 /// Simulated annealing on the grid of value positions. The walk moves between configs; a move
 /// to a config it was told of costs nothing (its value is known), so the walk goes on until it
-/// proposes one it was not told of, which the search then measures.
+/// reaches one that is open, which it proposes. A batch is several such neighbours of the walk's
+/// current config, distinct because a pending config is never proposed again; each outcome,
+/// whenever it comes, is a Metropolis step from the walk's current config at that time.
 class AnnealStrategy final : public Strategy {
  public:
   AnnealStrategy(const SpaceIndex& space, const SearchSettings& s)
       : space_(space),
-        memory_(space.size()),
+        ledger_(space.size()),
+        how_(space.size(), How::told),
         rng_(s.seed),
         restarts_(space.size(), s.seed ^ 0x9e3779b97f4a7c15ULL),
         temperature_(s.option("temperature")),
         cooling_(s.option("cooling")),
         restart_after_(static_cast<std::size_t>(s.option("restart_after"))) {}
 
-  std::optional<std::size_t> next() override {
-    if (memory_.count() == memory_.size()) return std::nullopt;
-    if (!current_) current_ = memory_.best();
-    // Free moves (to configs already told) are bounded; then a jump to an untold config.
-    for (int step = 0; step < 1000 && current_; ++step) {
-      const std::optional<std::size_t> k = neighbour(*current_);
+  std::vector<std::size_t> propose(std::size_t n) override {
+    std::vector<std::size_t> out;
+    while (out.size() < n && ledger_.open_count() > 0) {
+      const std::optional<std::size_t> k = step();
       if (!k) break;
-      if (!memory_.told(*k)) {
-        proposed_from_ = current_;
-        return k;
-      }
-      consider(*k);
+      ledger_.propose(*k);
+      out.push_back(*k);
     }
-    return jump();
+    return out;
   }
 
   void tell(std::size_t k, std::optional<double> v) override {
-    memory_.remember(k, v);
+    ledger_.check(k, "tell");
+    if (!ledger_.tell(k, v)) return;
+    const How how = how_[k];
+    how_[k] = How::told;
     const bool improved = v && best_seen_ && *v < *best_seen_ - 1e-12;
     if (v && (!best_seen_ || *v < *best_seen_)) best_seen_ = v;
     since_improvement_ = improved ? 0 : since_improvement_ + 1;
-    if (proposed_from_) {
-      current_ = proposed_from_;
-      proposed_from_.reset();
+    if (how == How::neighbour) {
       consider(k);
       temperature_ *= cooling_;
+    } else if (how == How::jump && v) {
+      current_ = k;  // the walk restarts from where it jumped
     } else if (!current_ && v) {
       current_ = k;
     }
     if (since_improvement_ >= restart_after_) {
-      current_ = memory_.best();  // restart from the best, warmer
+      current_ = ledger_.best();  // restart from the best, warmer
       temperature_ /= std::pow(cooling_, static_cast<double>(restart_after_) / 2);
       since_improvement_ = 0;
     }
   }
 
+  void withdraw(std::size_t k) override {
+    ledger_.check(k, "withdraw");
+    if (ledger_.withdraw(k)) how_[k] = How::told;
+  }
+
  private:
+  /// How a pending config was proposed (`told` for any other).
+  enum class How : unsigned char { told, neighbour, jump };
+
+  // The next open config: the walk's free moves (to configs already told) are bounded; then a
+  // jump to an open config at random.
+  std::optional<std::size_t> step() {
+    if (!current_) current_ = ledger_.best();
+    for (int step = 0; step < 1000 && current_; ++step) {
+      const std::optional<std::size_t> k = neighbour(*current_);
+      if (!k) break;
+      if (ledger_.open(*k)) {
+        how_[*k] = How::neighbour;
+        return k;
+      }
+      if (ledger_.told(*k)) consider(*k);  // a pending neighbour is no place to stand yet
+    }
+    const std::optional<std::size_t> k = draw_open(ledger_, restarts_);
+    if (k) {
+      how_[*k] = How::jump;
+      current_.reset();
+    }
+    return k;
+  }
+
   // A neighbour of `k`: one param moved to the next value (most often) or to any other value.
   std::optional<std::size_t> neighbour(std::size_t k) {
     for (int attempt = 0; attempt < 32; ++attempt) {
@@ -239,32 +332,21 @@ class AnnealStrategy final : public Strategy {
 
   // The Metropolis step from the current config to `k`, whose value is known.
   void consider(std::size_t k) {
-    const std::optional<double>& v = memory_.value(k);
+    const std::optional<double>& v = ledger_.value(k);
     if (!v) return;  // invalid: never a place to stand
-    const std::optional<double>& here = current_ ? memory_.value(*current_) : std::nullopt;
+    const std::optional<double>& here = current_ ? ledger_.value(*current_) : std::nullopt;
     if (!here || *v <= *here || rng_.unit() < std::exp(-(*v - *here) / temperature_)) current_ = k;
   }
 
-  // An untold config at random (a restart of the walk from somewhere new).
-  std::optional<std::size_t> jump() {
-    while (std::optional<std::size_t> k = restarts_.next()) {
-      if (memory_.told(*k)) continue;
-      proposed_from_.reset();
-      current_.reset();
-      return k;
-    }
-    return std::nullopt;
-  }
-
   const SpaceIndex& space_;
-  Memory memory_;
+  Ledger ledger_;
+  std::vector<How> how_;
   Random rng_;
   Permutation restarts_;
   double temperature_;
   double cooling_;
   std::size_t restart_after_;
   std::optional<std::size_t> current_;
-  std::optional<std::size_t> proposed_from_;
   std::optional<double> best_seen_;
   std::size_t since_improvement_ = 0;
 };

@@ -1,14 +1,18 @@
-// Search strategies: which config the search measures next. The search (autotuner.hpp) measures
-// the incumbents first and tells the strategy what they gave, then asks it for one config at a
-// time and tells it each outcome, an invalid config included (it cost time, and it teaches a
-// model where not to look), until the strategy has nothing more to propose or a stop rule ends
-// the search (max_evals, budget_s, patience). A strategy never proposes a config it was told of.
+// Search strategies: which configs the search measures next. The search (autotuner.hpp) measures
+// the incumbents first and tells the strategy what they gave, then asks it for configs to
+// measure, a batch at a time (`propose`), and tells it each outcome, an invalid config included
+// (it cost time, and it teaches a model where not to look), until the strategy has nothing more
+// to propose or a stop rule ends the search (max_evals, budget_s, patience). A strategy never
+// proposes a config it was told of, nor one it proposed and was not told of yet (pending); a
+// pending config the search will not measure is given back (`withdraw`) and may come again.
 //
-// Every strategy is deterministic given `[search] seed` and what it is told, so a run resumed
-// from its log follows the same sequence: the search replays the log through the strategy
-// (adopting a logged trial is telling its outcome without measuring) before it measures again.
-// The log header records the strategy and the settings that shape its sequence, and a log of
-// another strategy or seed is refused naming the difference.
+// Every strategy is deterministic given `[search] seed` and the sequence of calls it receives
+// (propose(n), tell(k, value) and withdraw(k), in order, with their arguments), so a run resumed
+// from its log follows the same sequence when the search replays those calls (adopting a logged
+// trial is telling its outcome without measuring) before it measures again. The log header
+// records the strategy and the settings that shape its sequence, and a log of another strategy
+// or seed is refused naming the difference. docs/search.md "Batches and determinism" says
+// precisely what a replay must repeat.
 //
 // The strategies (docs/search.md "Strategies"):
 //   grid     every config in enumeration order (the default)
@@ -16,15 +20,18 @@
 //   anneal   simulated annealing over the discrete space: a neighbour changes one param to the
 //            next or a random value of its list; worse neighbours are accepted with a
 //            probability that falls with the temperature; restarts from the best after
-//            `restart_after` evaluations without improvement
+//            `restart_after` evaluations without improvement; a batch is several distinct
+//            neighbours of the walk's current config
 //   bayes    Bayesian optimization: a Gaussian process (Matern 5/2, Eigen) over the params'
 //            positions in their value lists, log times standardized, invalid configs as a
-//            penalty above the worst; expected improvement picks the next config
+//            penalty above the worst; expected improvement picks the next config, a batch's
+//            picks one after the other among the configs not pending
 //
 // Example:
 //   std::unique_ptr<Strategy> s = make_strategy(settings, SpaceIndex(configs));
 //   s->tell(incumbent, 1.25);
-//   while (std::optional<std::size_t> k = s->next()) s->tell(*k, measure(*k));
+//   for (std::vector<std::size_t> batch = s->propose(8); !batch.empty(); batch = s->propose(8))
+//     for (std::size_t k : batch) s->tell(k, measure(k));
 #pragma once
 
 #include <cstddef>
@@ -83,16 +90,72 @@ class Random {
   std::mt19937_64 engine_;
 };
 
+/// What every strategy keeps of the calls it received: which configs it was told of (their
+/// values and the best), which are pending (proposed, neither told nor withdrawn since), and the
+/// configs given back by `withdraw`, oldest first, for strategies that draw them again.
+class Ledger {
+ public:
+  explicit Ledger(std::size_t n) : told_(n, false), pending_(n, false), value_(n) {}
+
+  std::size_t size() const noexcept { return told_.size(); }
+  bool told(std::size_t k) const { return told_[k]; }
+  bool pending(std::size_t k) const { return pending_[k]; }
+  /// Neither told nor pending: a config that may be proposed.
+  bool open(std::size_t k) const { return !told_[k] && !pending_[k]; }
+  /// The value told for `k` (nullopt: invalid, or not told).
+  const std::optional<double>& value(std::size_t k) const { return value_[k]; }
+  /// The told config with the lowest value (the earliest told on a tie), if any was valid.
+  std::optional<std::size_t> best() const { return best_; }
+  std::size_t told_count() const noexcept { return told_count_; }
+  std::size_t pending_count() const noexcept { return pending_count_; }
+  /// Configs that may be proposed: neither told nor pending.
+  std::size_t open_count() const noexcept { return size() - told_count_ - pending_count_; }
+
+  /// Records that `k` was proposed.
+  void propose(std::size_t k);
+  /// Records the outcome of `k`, which is no longer pending; false (and nothing changes) when
+  /// `k` was told before.
+  bool tell(std::size_t k, std::optional<double> v);
+  /// Records that `k` will not be measured; false (and nothing changes) when it was not pending.
+  bool withdraw(std::size_t k);
+  /// The config withdrawn longest ago that is still open, taken off the list; nullopt when none.
+  std::optional<std::size_t> take_withdrawn();
+
+  /// Throws tune::error unless `k` is a config of the space.
+  void check(std::size_t k, const char* call) const;
+
+ private:
+  std::vector<bool> told_;
+  std::vector<bool> pending_;
+  std::vector<std::optional<double>> value_;
+  std::optional<std::size_t> best_;
+  std::size_t told_count_ = 0;
+  std::size_t pending_count_ = 0;
+  std::vector<std::size_t> withdrawn_;  // oldest first, from `withdrawn_head_`
+  std::size_t withdrawn_head_ = 0;
+};
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
-  /// The next config to measure, one it was not told of; nullopt when it has nothing more to
-  /// propose (grid and random: the space is exhausted).
-  virtual std::optional<std::size_t> next() = 0;
-  /// The outcome of config `k`, or nullopt for an invalid config; told once per config. The
+  /// Up to `n` configs to measure next, best first: configs it was not told of and that are not
+  /// pending (proposed by an earlier call and not told yet). Fewer only when fewer such configs
+  /// are left (none: the space is exhausted). Outcomes may then be told in any order; a pending
+  /// config that will never be measured is given back with `withdraw`. propose(0) changes
+  /// nothing, and propose(a) then propose(b) with no call between proposes what propose(a + b)
+  /// would.
+  virtual std::vector<std::size_t> propose(std::size_t n) = 0;
+  /// The outcome of config `k`, or nullopt for an invalid config; told once per config (a second
+  /// tell of it is ignored), pending or not (incumbents are told without being proposed). The
   /// value is lower-is-better and logarithmic: log(median_ms), or -log(score) when maximizing,
   /// so that differences are relative.
   virtual void tell(std::size_t k, std::optional<double> value) = 0;
+  /// Config `k`, proposed and not told, will not be measured (the search stopped looking at it);
+  /// it may be proposed again later. A config that is not pending is ignored.
+  virtual void withdraw(std::size_t k) = 0;
+  /// One config: propose(1)'s, or nullopt when the space is exhausted. For callers that measure
+  /// and tell one at a time.
+  std::optional<std::size_t> next();
 };
 
 /// The strategy `settings.strategy` over `space` (which must outlive it). Throws tune::error for

@@ -51,7 +51,7 @@ class BayesStrategy final : public Strategy {
       : space_(space),
         rng_(s.seed),
         order_(space.size()),
-        told_(space.size(), false),
+        ledger_(space.size()),
         initial_(static_cast<std::size_t>(s.option("initial"))),
         exploration_(s.option("exploration")),
         candidates_(static_cast<std::size_t>(s.option("candidates"))) {
@@ -67,20 +67,33 @@ class BayesStrategy final : public Strategy {
     std::iota(order_.begin(), order_.end(), std::size_t{0});
   }
 
-  std::optional<std::size_t> next() override {
-    if (told_count_ == space_.size()) return std::nullopt;
-    const std::size_t valid = static_cast<std::size_t>(
-        std::count_if(observed_.begin(), observed_.end(), [](const auto& o) { return o.second; }));
-    if (told_count_ < initial_ || valid < 2) return random_untold();
-    fit();
-    return best_candidate();
+  std::vector<std::size_t> propose(std::size_t n) override {
+    std::vector<std::size_t> out;
+    while (out.size() < n && ledger_.open_count() > 0) {
+      const std::size_t valid = static_cast<std::size_t>(std::count_if(
+          observed_.begin(), observed_.end(), [](const auto& o) { return o.second; }));
+      std::optional<std::size_t> k;
+      if (ledger_.told_count() < initial_ || valid < 2) {
+        k = random_untold();
+      } else {
+        fit();
+        k = best_candidate();
+      }
+      if (!k) break;
+      ledger_.propose(*k);
+      out.push_back(*k);
+    }
+    return out;
   }
 
   void tell(std::size_t k, std::optional<double> value) override {
-    if (told_[k]) return;
-    told_[k] = true;
-    ++told_count_;
-    observed_.emplace_back(k, value);
+    ledger_.check(k, "tell");
+    if (ledger_.tell(k, value)) observed_.emplace_back(k, value);
+  }
+
+  void withdraw(std::size_t k) override {
+    ledger_.check(k, "withdraw");
+    ledger_.withdraw(k);
   }
 
  private:
@@ -90,10 +103,10 @@ class BayesStrategy final : public Strategy {
       const std::size_t j = drawn_ + rng_.below(order_.size() - drawn_);
       std::swap(order_[drawn_], order_[j]);
       const std::size_t k = order_[drawn_++];
-      if (!told_[k]) return k;
+      if (ledger_.open(k)) return k;
     }
-    for (std::size_t k = 0; k < told_.size(); ++k)
-      if (!told_[k]) return k;
+    for (std::size_t k = 0; k < ledger_.size(); ++k)
+      if (ledger_.open(k)) return k;
     return std::nullopt;
   }
 
@@ -174,10 +187,9 @@ class BayesStrategy final : public Strategy {
   // The unmeasured configs to score: all, or the neighbours of the best five and a sample.
   std::vector<std::size_t> candidates() {
     std::vector<std::size_t> out;
-    const std::size_t untold = space_.size() - told_count_;
-    if (untold <= candidates_) {
-      for (std::size_t k = 0; k < told_.size(); ++k)
-        if (!told_[k]) out.push_back(k);
+    if (ledger_.open_count() <= candidates_) {
+      for (std::size_t k = 0; k < ledger_.size(); ++k)
+        if (ledger_.open(k)) out.push_back(k);
       return out;
     }
     std::set<std::size_t> chosen;
@@ -190,11 +202,12 @@ class BayesStrategy final : public Strategy {
         for (int step : {-1, 1}) {
           std::vector<int> c = space_.coords(best[b].second);
           c[d] += step;
-          if (std::optional<std::size_t> k = space_.find(c); k && !told_[*k]) chosen.insert(*k);
+          if (std::optional<std::size_t> k = space_.find(c); k && ledger_.open(*k))
+            chosen.insert(*k);
         }
     for (std::size_t tries = 0; chosen.size() < candidates_ && tries < 8 * candidates_; ++tries) {
       const std::size_t k = rng_.below(space_.size());
-      if (!told_[k]) chosen.insert(k);
+      if (ledger_.open(k)) chosen.insert(k);
     }
     return {chosen.begin(), chosen.end()};
   }
@@ -230,8 +243,7 @@ class BayesStrategy final : public Strategy {
   Random rng_;
   std::vector<std::size_t> order_;
   std::size_t drawn_ = 0;
-  std::vector<bool> told_;
-  std::size_t told_count_ = 0;
+  Ledger ledger_;
   std::vector<std::pair<std::size_t, std::optional<double>>> observed_;
   std::size_t initial_;
   double exploration_;
