@@ -311,6 +311,25 @@ TEST(StrategyTest, ModelAndWalkFindTheOptimumEarlyInBatches) {
   }
 }
 
+TEST(StrategyTest, BayesSpreadsABatchOverWhatItDoesNotKnow) {
+  // A line of 60 configs measured alike everywhere but in two equal gaps: the first pick goes
+  // into one gap, and believing it (its variance gone) sends the second into the other one,
+  // where picking by expected improvement alone would take its neighbour.
+  std::vector<Config> line;
+  for (int a = 0; a < 60; ++a)
+    line.push_back(Config{{"A", a}});
+  SpaceIndex index(line);
+  auto bayes = make_strategy(settings("bayes", 1), index);
+  for (std::size_t a : {0, 3, 6, 24, 27, 30, 33, 36, 54, 57, 59})
+    bayes->tell(a, 0.1);
+  const std::vector<std::size_t> batch = bayes->propose(2);
+  ASSERT_EQ(batch.size(), 2u);
+  auto gap = [](std::size_t a) { return a > 6 && a < 24 ? 1 : a > 36 && a < 54 ? 2 : 0; };
+  EXPECT_NE(gap(batch[0]), 0) << batch[0];
+  EXPECT_NE(gap(batch[1]), 0) << batch[1];
+  EXPECT_NE(gap(batch[0]), gap(batch[1])) << batch[0] << " " << batch[1];
+}
+
 // --- through the search -------------------------------------------------------------------
 
 class Scripted : public Objective {

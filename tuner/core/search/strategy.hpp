@@ -24,8 +24,9 @@
 //            neighbours of the walk's current config
 //   bayes    Bayesian optimization: a Gaussian process (Matern 5/2, Eigen) over the params'
 //            positions in their value lists, log times standardized, invalid configs as a
-//            penalty above the worst; expected improvement picks the next config, a batch's
-//            picks one after the other among the configs not pending
+//            penalty above the worst; expected improvement picks the next config; a batch is
+//            picked one config after the other, each believed to give its predicted mean (the
+//            kriging believer), which shrinks the variance around it
 //
 // Example:
 //   std::unique_ptr<Strategy> s = make_strategy(settings, SpaceIndex(configs));

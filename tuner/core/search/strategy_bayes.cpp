@@ -1,41 +1,47 @@
 // The `bayes` strategy (strategy.hpp): Bayesian optimization over the params' value positions.
 //
-// Model: a Gaussian process with a Matern 5/2 kernel over each config's positions in its params'
-// value lists, scaled to [0, 1] per param; the observations are the told values (log times),
-// standardized, with invalid configs as a penalty one unit of log time (2.7x) above the worst
-// valid one, so the model learns where configs fail. The length scale is chosen by the marginal
-// likelihood over a fixed grid every few observations; the noise is fixed (timings repeat to
-// about 1%). The linear algebra is Eigen's (a Cholesky factorization per fit).
+// Model: a Gaussian process (gaussian_process.hpp) with a Matern 5/2 kernel over each config's
+// positions in its params' value lists, scaled to [0, 1] per param; the observations are the
+// told values (log times), standardized, with invalid configs as a penalty one unit of log time
+// (2.7x) above the worst valid one, so the model learns where configs fail. The training set is
+// every observation up to 400, then the best 200 and the most recent ones. The length scale is
+// chosen by the marginal likelihood over a fixed grid every 8 outcomes; the noise is fixed
+// (timings repeat to about 1%). The model follows the outcomes as they come (a row more, a row
+// less), so no proposal fits it again from scratch.
 //
-// Choice: expected improvement over the unmeasured configs, all of them in smaller spaces, else
-// the neighbours of the best few plus a random sample (`candidates`). The first `initial`
-// configs (the incumbents count) are drawn at random. Ties go to the lower config index, so the
-// sequence depends only on the seed and the values told.
+// Choice: expected improvement over a pool of unmeasured configs: all of them in smaller spaces,
+// else the neighbours of the best five plus a random sample (`candidates`), drawn again every
+// max(8, m / 8) outcomes (m: the training set), and the neighbours of each config that joins the
+// best five. The first `initial` configs (the incumbents count) are drawn at random. Ties go to
+// the lower config index, so the sequence depends only on the seed and the calls received.
+//
+// Batches: the kriging believer. Each pick of a batch is believed to give the model's predicted
+// mean; conditioning on that leaves the predicted means where they are and shrinks the variance
+// around the pick, so the next pick's expected improvement moves away from the pending configs
+// (the outcomes told later replace the beliefs). The configs pending from earlier calls count
+// alike.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <set>
 
-#include <Eigen/Cholesky>
-#include <Eigen/Core>
-
+#include <tuner/core/search/gaussian_process.hpp>
 #include <tuner/core/search/strategy.hpp>
 
 namespace tune {
 
 namespace {
 
-constexpr double noise_variance = 1e-3;  // in standardized units
-constexpr double invalid_penalty = 1.0;  // log-time units above the worst valid config
-constexpr std::size_t max_observations = 400;
-constexpr int refit_every = 8;
+constexpr double noise_variance = 1e-3;        // in standardized units
+constexpr double invalid_penalty = 1.0;        // log-time units above the worst valid config
+constexpr std::size_t max_observations = 400;  // the training set's cap
+constexpr std::size_t refit_every = 8;         // outcomes between choices of the length scale
+constexpr std::size_t redraw_every = 8;  // outcomes between draws of a sampled pool: max(8, m/8)
+constexpr std::size_t best_neighbourhoods = 5;
 constexpr double length_grid[] = {0.05, 0.1, 0.2, 0.35, 0.6, 1.0};
-
-double matern52(double r, double length) {
-  const double s = std::sqrt(5.0) * r / length;
-  return (1 + s + s * s / 3) * std::exp(-s);
-}
 
 double normal_pdf(double z) {
   return std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI);
@@ -45,42 +51,52 @@ double normal_cdf(double z) {
   return 0.5 * std::erfc(-z / std::sqrt(2.0));
 }
 
+// Each config's positions scaled to [0, 1] per param (0.5 where it lacks the param).
+Eigen::MatrixXd points_of(const SpaceIndex& space) {
+  Eigen::MatrixXd points(static_cast<Eigen::Index>(space.size()),
+                         static_cast<Eigen::Index>(space.dims()));
+  for (std::size_t k = 0; k < space.size(); ++k)
+    for (std::size_t d = 0; d < space.dims(); ++d) {
+      const int c = space.coords(k)[d];
+      const std::size_t levels = space.levels(d);
+      points(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(d)) =
+          c < 0 || levels < 2 ? 0.5 : static_cast<double>(c) / static_cast<double>(levels - 1);
+    }
+  return points;
+}
+
+// The grid of length scales, in units of the diagonal of the unit cube.
+std::vector<double> lengths_of(const SpaceIndex& space) {
+  const double scale = std::sqrt(std::max<double>(1.0, static_cast<double>(space.dims())));
+  std::vector<double> out;
+  for (double g : length_grid)
+    out.push_back(g * scale);
+  return out;
+}
+
 class BayesStrategy final : public Strategy {
  public:
   BayesStrategy(const SpaceIndex& space, const SearchSettings& s)
       : space_(space),
+        ledger_(space.size()),
         rng_(s.seed),
         order_(space.size()),
-        ledger_(space.size()),
         initial_(static_cast<std::size_t>(s.option("initial"))),
         exploration_(s.option("exploration")),
-        candidates_(static_cast<std::size_t>(s.option("candidates"))) {
-    points_.resize(static_cast<Eigen::Index>(space.size()),
-                   static_cast<Eigen::Index>(space.dims()));
-    for (std::size_t k = 0; k < space.size(); ++k)
-      for (std::size_t d = 0; d < space.dims(); ++d) {
-        const int c = space.coords(k)[d];
-        const std::size_t levels = space.levels(d);
-        points_(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(d)) =
-            c < 0 || levels < 2 ? 0.5 : static_cast<double>(c) / static_cast<double>(levels - 1);
-      }
+        candidates_(static_cast<std::size_t>(s.option("candidates"))),
+        points_(points_of(space)),
+        gp_(points_, lengths_of(space), noise_variance),
+        scored_(space.size(), false) {
     std::iota(order_.begin(), order_.end(), std::size_t{0});
   }
 
   std::vector<std::size_t> propose(std::size_t n) override {
     std::vector<std::size_t> out;
     while (out.size() < n && ledger_.open_count() > 0) {
-      const std::size_t valid = static_cast<std::size_t>(std::count_if(
-          observed_.begin(), observed_.end(), [](const auto& o) { return o.second; }));
       std::optional<std::size_t> k;
-      if (ledger_.told_count() < initial_ || valid < 2) {
-        k = random_untold();
-      } else {
-        fit();
-        k = best_candidate();
-      }
+      if (ledger_.told_count() >= initial_ && valid_ >= 2) k = model_pick();
+      if (!k) k = random_open();
       if (!k) break;
-      ledger_.propose(*k);
       out.push_back(*k);
     }
     return out;
@@ -88,176 +104,259 @@ class BayesStrategy final : public Strategy {
 
   void tell(std::size_t k, std::optional<double> value) override {
     ledger_.check(k, "tell");
-    if (ledger_.tell(k, value)) observed_.emplace_back(k, value);
+    if (!ledger_.tell(k, value)) return;
+    gp_.remove_pending(k);
+    observed_.emplace_back(k, value);
+    if (value) {
+      ++valid_;
+      worst_ = std::max(worst_, *value);
+    }
+    if (!fitted_) return;
+    if (!gp_.add(k) || !follow_the_training_set()) {
+      fitted_ = false;  // a factor lost its precision: fitted again from scratch
+      return;
+    }
+    ++since_refit_;
+    if (sampled_ && ++since_draw_ >= std::max(redraw_every, gp_.train().size() / 8)) redraw_ = true;
   }
 
   void withdraw(std::size_t k) override {
     ledger_.check(k, "withdraw");
-    ledger_.withdraw(k);
+    if (ledger_.withdraw(k)) gp_.remove_pending(k);
   }
 
  private:
-  std::optional<std::size_t> random_untold() {
-    // A lazy Fisher-Yates over every config, skipping those told.
-    while (drawn_ < order_.size()) {
+  // An open config at random (a lazy Fisher-Yates over every config, then what was withdrawn).
+  std::optional<std::size_t> random_open() {
+    std::optional<std::size_t> pick;
+    while (!pick && drawn_ < order_.size()) {
       const std::size_t j = drawn_ + rng_.below(order_.size() - drawn_);
       std::swap(order_[drawn_], order_[j]);
       const std::size_t k = order_[drawn_++];
-      if (ledger_.open(k)) return k;
+      if (ledger_.open(k)) pick = k;
     }
-    for (std::size_t k = 0; k < ledger_.size(); ++k)
-      if (ledger_.open(k)) return k;
-    return std::nullopt;
-  }
-
-  // The observations the model is fitted to: every one while few, else the best half and the
-  // most recent half of the cap.
-  std::vector<std::size_t> training_set() const {
-    std::vector<std::size_t> all(observed_.size());
-    std::iota(all.begin(), all.end(), std::size_t{0});
-    if (all.size() <= max_observations) return all;
-    std::vector<std::size_t> by_value = all;
-    auto key = [&](std::size_t i) {
-      const auto& v = observed_[i].second;
-      return v ? *v : std::numeric_limits<double>::infinity();
-    };
-    std::stable_sort(by_value.begin(), by_value.end(),
-                     [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
-    std::set<std::size_t> keep(by_value.begin(), by_value.begin() + max_observations / 2);
-    for (std::size_t i = all.size(); i-- > 0 && keep.size() < max_observations;)
-      keep.insert(i);
-    return {keep.begin(), keep.end()};
-  }
-
-  Eigen::MatrixXd kernel(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, double length) const {
-    Eigen::MatrixXd k(a.rows(), b.rows());
-    for (Eigen::Index i = 0; i < a.rows(); ++i)
-      for (Eigen::Index j = 0; j < b.rows(); ++j)
-        k(i, j) = matern52((a.row(i) - b.row(j)).norm(), length);
-    return k;
-  }
-
-  void fit() {
-    const std::vector<std::size_t> train = training_set();
-    const auto n = static_cast<Eigen::Index>(train.size());
-    double worst = -std::numeric_limits<double>::infinity();
-    for (const auto& [k, v] : observed_)
-      if (v) worst = std::max(worst, *v);
-    x_.resize(n, points_.cols());
-    Eigen::VectorXd y(n);
-    for (Eigen::Index i = 0; i < n; ++i) {
-      const auto& [k, v] = observed_[train[static_cast<std::size_t>(i)]];
-      x_.row(i) = points_.row(static_cast<Eigen::Index>(k));
-      y(i) = v ? *v : worst + invalid_penalty;
-    }
-    mean_ = y.mean();
-    const double var = (y.array() - mean_).square().mean();
-    scale_ = var > 1e-12 ? std::sqrt(var) : 1.0;
-    y_ = (y.array() - mean_) / scale_;
-    best_y_ = y_.minCoeff();
-    const double d = std::max<double>(1.0, static_cast<double>(points_.cols()));
-    if (fits_++ % refit_every == 0) {
-      double best_ml = -std::numeric_limits<double>::infinity();
-      for (double g : length_grid) {
-        const double ml = marginal_likelihood(g * std::sqrt(d));
-        if (ml > best_ml) {
-          best_ml = ml;
-          length_ = g * std::sqrt(d);
-        }
-      }
-    }
-    factor(length_);
-  }
-
-  bool factor(double length) {
-    Eigen::MatrixXd k = kernel(x_, x_, length);
-    k.diagonal().array() += noise_variance;
-    llt_.compute(k);
-    if (llt_.info() != Eigen::Success) return false;
-    alpha_ = llt_.solve(y_);
-    return true;
-  }
-
-  double marginal_likelihood(double length) {
-    if (!factor(length)) return -std::numeric_limits<double>::infinity();
-    const Eigen::MatrixXd l = llt_.matrixL();
-    return -0.5 * y_.dot(alpha_) - l.diagonal().array().log().sum();
-  }
-
-  // The unmeasured configs to score: all, or the neighbours of the best five and a sample.
-  std::vector<std::size_t> candidates() {
-    std::vector<std::size_t> out;
-    if (ledger_.open_count() <= candidates_) {
-      for (std::size_t k = 0; k < ledger_.size(); ++k)
-        if (ledger_.open(k)) out.push_back(k);
-      return out;
-    }
-    std::set<std::size_t> chosen;
-    std::vector<std::pair<double, std::size_t>> best;
-    for (const auto& [k, v] : observed_)
-      if (v) best.emplace_back(*v, k);
-    std::sort(best.begin(), best.end());
-    for (std::size_t b = 0; b < std::min<std::size_t>(5, best.size()); ++b)
-      for (std::size_t d = 0; d < space_.dims(); ++d)
-        for (int step : {-1, 1}) {
-          std::vector<int> c = space_.coords(best[b].second);
-          c[d] += step;
-          if (std::optional<std::size_t> k = space_.find(c); k && ledger_.open(*k))
-            chosen.insert(*k);
-        }
-    for (std::size_t tries = 0; chosen.size() < candidates_ && tries < 8 * candidates_; ++tries) {
-      const std::size_t k = rng_.below(space_.size());
-      if (ledger_.open(k)) chosen.insert(k);
-    }
-    return {chosen.begin(), chosen.end()};
-  }
-
-  std::optional<std::size_t> best_candidate() {
-    const std::vector<std::size_t> cands = candidates();
-    if (cands.empty()) return random_untold();
-    Eigen::MatrixXd xs(static_cast<Eigen::Index>(cands.size()), points_.cols());
-    for (std::size_t i = 0; i < cands.size(); ++i)
-      xs.row(static_cast<Eigen::Index>(i)) = points_.row(static_cast<Eigen::Index>(cands[i]));
-    const Eigen::MatrixXd ks = kernel(xs, x_, length_);              // m x n
-    const Eigen::VectorXd mu = ks * alpha_;                          // predictive means
-    const Eigen::MatrixXd v = llt_.matrixL().solve(ks.transpose());  // n x m
-    const Eigen::VectorXd var =
-        (1.0 - v.colwise().squaredNorm().array()).max(1e-12).matrix().transpose();
-    std::optional<std::size_t> pick;
-    double best_ei = -1;
-    for (std::size_t i = 0; i < cands.size(); ++i) {
-      const auto ii = static_cast<Eigen::Index>(i);
-      const double sigma = std::sqrt(var(ii));
-      const double gain = best_y_ - mu(ii) - exploration_;
-      const double z = gain / sigma;
-      const double ei = gain * normal_cdf(z) + sigma * normal_pdf(z);
-      if (ei > best_ei) {
-        best_ei = ei;
-        pick = cands[i];
-      }
-    }
+    if (!pick) pick = ledger_.take_withdrawn();
+    if (pick) pend(*pick);
     return pick;
   }
 
+  // The pool config of highest expected improvement, pending from now; nullopt when the model
+  // cannot be fitted (a random config is proposed instead).
+  std::optional<std::size_t> model_pick() {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (!fitted_ && !fit()) return std::nullopt;
+      if (redraw_) draw_pool();
+      if (since_refit_ >= refit_every) {
+        since_refit_ = 0;
+        gp_.choose_length(standardized().first);
+      }
+      for (std::size_t k : gp_.pending())
+        gp_.add_to_pool(k);  // pending from before the model, or a random pick
+      const std::vector<std::size_t> scored = candidates();
+      if (means_for_ != std::pair(gp_.version(), observed_.size())) {
+        const auto [y, best] = standardized();
+        means_ = gp_.means(y);
+        best_y_ = best;
+        means_for_ = {gp_.version(), observed_.size()};
+      }
+      const Eigen::VectorXd var = gp_.variances();
+      const std::vector<std::size_t>& pool = gp_.pool();
+      std::optional<std::size_t> best;
+      double best_ei = -1;
+      for (std::size_t j : scored) {
+        const auto jj = static_cast<Eigen::Index>(j);
+        const double sigma = std::sqrt(std::max(var(jj), 1e-12));
+        const double gain = best_y_ - means_(jj) - exploration_;
+        const double z = gain / sigma;
+        const double ei = gain * normal_cdf(z) + sigma * normal_pdf(z);
+        if (ei > best_ei || (ei == best_ei && pool[j] < pool[*best])) {
+          best_ei = ei;
+          best = j;
+        }
+      }
+      if (best) {
+        const std::size_t k = pool[*best];
+        pend(k);
+        return k;
+      }
+      redraw_ = true;  // every config of the pool is told or pending: draw a new pool
+    }
+    return std::nullopt;
+  }
+
+  // The pool columns scored for the next pick: every open config of the pool while there are at
+  // most `candidates` open configs, else the open neighbours of the best five and a random
+  // sample of the pool's open configs, `candidates` in all.
+  std::vector<std::size_t> candidates() {
+    std::vector<std::size_t> out;
+    if (ledger_.open_count() <= candidates_) {
+      for (std::size_t j = 0; j < gp_.pool().size(); ++j)
+        if (ledger_.open(gp_.pool()[j])) out.push_back(j);
+      return out;
+    }
+    std::vector<std::size_t> chosen;
+    auto add = [&](std::size_t k) {
+      if (!ledger_.open(k) || gp_.column(k) < 0 || scored_[k]) return;
+      scored_[k] = true;
+      chosen.push_back(k);
+    };
+    for (std::size_t k : best_configs())
+      for (std::size_t nb : neighbours(k)) {
+        if (ledger_.open(nb)) gp_.add_to_pool(nb);
+        add(nb);
+      }
+    for (std::size_t tries = 0; chosen.size() < candidates_ && tries < 8 * candidates_; ++tries)
+      add(rng_.below(space_.size()));
+    for (std::size_t k : chosen) {
+      scored_[k] = false;
+      out.push_back(static_cast<std::size_t>(gp_.column(k)));
+    }
+    return out;
+  }
+
+  void pend(std::size_t k) {
+    ledger_.propose(k);
+    gp_.add_pending(k);
+  }
+
+  // The training set's values, standardized, and the lowest of them.
+  std::pair<Eigen::VectorXd, double> standardized() const {
+    const std::vector<std::size_t>& train = gp_.train();
+    Eigen::VectorXd y(static_cast<Eigen::Index>(train.size()));
+    for (std::size_t i = 0; i < train.size(); ++i) {
+      const std::optional<double>& v = ledger_.value(train[i]);
+      y(static_cast<Eigen::Index>(i)) = v ? *v : worst_ + invalid_penalty;
+    }
+    const double mean = y.mean();
+    const double var = (y.array() - mean).square().mean();
+    const double scale = var > 1e-12 ? std::sqrt(var) : 1.0;
+    y = (y.array() - mean) / scale;
+    return {y, y.minCoeff()};
+  }
+
+  // The training set: every observation while few, else the best half of the cap and the most
+  // recent ones, in the order they were told.
+  std::vector<std::size_t> training_set() const {
+    std::vector<std::size_t> all(observed_.size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    if (all.size() > max_observations) {
+      std::vector<std::size_t> by_value = all;
+      auto key = [&](std::size_t i) {
+        const auto& v = observed_[i].second;
+        return v ? *v : std::numeric_limits<double>::infinity();
+      };
+      std::stable_sort(by_value.begin(), by_value.end(),
+                       [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+      std::set<std::size_t> keep(by_value.begin(), by_value.begin() + max_observations / 2);
+      for (std::size_t i = all.size(); i-- > 0 && keep.size() < max_observations;)
+        keep.insert(i);
+      all.assign(keep.begin(), keep.end());
+    }
+    std::vector<std::size_t> configs;
+    for (std::size_t i : all)
+      configs.push_back(observed_[i].first);
+    return configs;
+  }
+
+  // Fits the model from scratch: the training set, the length scale, a pool.
+  bool fit() {
+    if (!gp_.fit(training_set())) return false;
+    gp_.choose_length(standardized().first);
+    since_refit_ = 0;
+    fitted_ = true;
+    draw_pool();
+    return true;
+  }
+
+  // Over the cap, makes the model's training set the one of training_set() again: the
+  // observations that left it are removed, one that came back (the best half moved) is added.
+  bool follow_the_training_set() {
+    if (gp_.train().size() <= max_observations) return true;
+    const std::vector<std::size_t> keep = training_set();
+    const std::set<std::size_t> kept(keep.begin(), keep.end());
+    for (std::size_t i = gp_.train().size(); i-- > 0;)
+      if (!kept.contains(gp_.train()[i])) gp_.remove(i);
+    const std::set<std::size_t> have(gp_.train().begin(), gp_.train().end());
+    for (std::size_t k : keep)
+      if (!have.contains(k) && !gp_.add(k)) return false;
+    return true;
+  }
+
+  // The pool, sorted: every untold config while there are at most twice `candidates`, else the
+  // pending ones, the open neighbours of the best five and a random sample of open configs,
+  // twice `candidates` of them.
+  void draw_pool() {
+    const std::size_t size = 2 * candidates_;
+    std::set<std::size_t> chosen(gp_.pending().begin(), gp_.pending().end());
+    sampled_ = ledger_.size() - ledger_.told_count() > size;
+    if (!sampled_) {
+      for (std::size_t k = 0; k < ledger_.size(); ++k)
+        if (!ledger_.told(k)) chosen.insert(k);
+    } else {
+      std::size_t open = 0;
+      auto add = [&](std::size_t k) {
+        if (ledger_.open(k) && chosen.insert(k).second) ++open;
+      };
+      for (std::size_t k : best_configs())
+        for (std::size_t nb : neighbours(k))
+          add(nb);
+      for (std::size_t tries = 0; open < size && tries < 8 * size; ++tries)
+        add(rng_.below(space_.size()));
+    }
+    gp_.set_pool({chosen.begin(), chosen.end()});
+    redraw_ = false;
+    since_draw_ = 0;
+  }
+
+  // The best `best_neighbourhoods` valid configs told, best first (ties: the lower config).
+  std::vector<std::size_t> best_configs() const {
+    std::vector<std::pair<double, std::size_t>> valid;
+    for (const auto& [k, v] : observed_)
+      if (v) valid.emplace_back(*v, k);
+    const std::size_t n = std::min(best_neighbourhoods, valid.size());
+    std::partial_sort(valid.begin(), valid.begin() + static_cast<std::ptrdiff_t>(n), valid.end());
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < n; ++i)
+      out.push_back(valid[i].second);
+    return out;
+  }
+
+  // The configs one position away from `k` in one param.
+  std::vector<std::size_t> neighbours(std::size_t k) const {
+    std::vector<std::size_t> out;
+    for (std::size_t d = 0; d < space_.dims(); ++d)
+      for (int step : {-1, 1}) {
+        std::vector<int> c = space_.coords(k);
+        c[d] += step;
+        if (std::optional<std::size_t> nb = space_.find(c)) out.push_back(*nb);
+      }
+    return out;
+  }
+
   const SpaceIndex& space_;
-  Random rng_;
-  std::vector<std::size_t> order_;
-  std::size_t drawn_ = 0;
   Ledger ledger_;
-  std::vector<std::pair<std::size_t, std::optional<double>>> observed_;
+  Random rng_;
+  std::vector<std::size_t> order_;  // the random draws: a lazy Fisher-Yates
+  std::size_t drawn_ = 0;
+  std::vector<std::pair<std::size_t, std::optional<double>>> observed_;  // in the order told
+  std::size_t valid_ = 0;
+  double worst_ = -std::numeric_limits<double>::infinity();
   std::size_t initial_;
   double exploration_;
   std::size_t candidates_;
   Eigen::MatrixXd points_;
-  Eigen::MatrixXd x_;
-  Eigen::VectorXd y_;
-  Eigen::VectorXd alpha_;
-  Eigen::LLT<Eigen::MatrixXd> llt_;
-  double mean_ = 0;
-  double scale_ = 1;
+  GaussianProcess gp_;
+  bool fitted_ = false;
+  std::size_t since_refit_ = 0;
+  bool sampled_ = false;      // the pool is a sample of the open configs
+  std::vector<bool> scored_;  // per config: chosen by candidates() (false between calls)
+  bool redraw_ = false;       // draw the pool again before the next pick
+  std::size_t since_draw_ = 0;
+  // The pool's predicted means and the best standardized value, for means_for_: the model's
+  // version and the outcomes told.
+  Eigen::VectorXd means_;
   double best_y_ = 0;
-  double length_ = 0.35;
-  int fits_ = 0;
+  std::pair<std::size_t, std::size_t> means_for_{SIZE_MAX, 0};
 };
 
 }  // namespace
