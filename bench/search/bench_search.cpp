@@ -4,17 +4,26 @@
 // of evaluations (as a fraction of the valid configs) to reach 1.05x, 1.02x and 1.00x of the
 // table's optimum. CPU-only and deterministic: the same table and seeds give the same output.
 //
+// With `--batch N` the strategy keeps N configs pending, as a tune that compiles ahead of its
+// measurements does: an outcome is told (the oldest pending, or with `--order shuffled` one
+// drawn at random, as compiles finish out of order), then the strategy proposes again.
+// `--speed` times the strategies themselves instead (speed.hpp).
+//
 // Usage: bench_search --space S.toml --table T.jsonl [--bucket B] [--seeds 20]
-//                     [--strategies random,anneal,bayes] [--max-fraction 1] [--html F]
-//                     [--json F]
+//                     [--strategies random,anneal,bayes] [--max-fraction 1] [--batch 1]
+//                     [--order fifo|shuffled] [--html F] [--json F]
+//        bench_search --speed [--strategies ...] [--speed-at 100,500,1000] [--speed-sample 100]
+//                     [--no-before]
 // Exit codes: 0 done, 2 bad input (a table that does not match the space, a space that does not
 // read), 3 an unexpected error.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +38,8 @@
 #include <tuner/core/search/strategy.hpp>
 #include <tuner/core/search/trial.hpp>
 #include <tuner/core/space/space.hpp>
+
+#include "speed.hpp"
 
 namespace {
 
@@ -119,10 +130,60 @@ class Replay : public tune::Objective {
   const Table& table_;
 };
 
+// How a replay feeds the strategy: `batch` configs pending (1: one at a time, through the
+// Autotuner as a tune does), their outcomes told oldest first or in a shuffled order.
+struct Feed {
+  std::size_t batch = 1;
+  bool shuffled = false;
+};
+
+// What the strategy is told of config k: log(median), nullopt when invalid.
+std::optional<double> told_value(const Table& table, std::size_t k) {
+  const auto* m = table.trials[k].state.measured();
+  if (m == nullptr || !(m->median_ms > 0)) return std::nullopt;
+  return std::log(m->median_ms);
+}
+
+// The order of evaluations with `feed.batch` configs pending: the space's required configs
+// first (told as measured, in declaration order), then the strategy keeps the batch full and is
+// told one outcome at a time, the oldest pending or, shuffled, one drawn at random (the draws
+// seeded by the run's seed), until `max_evals` outcomes.
+std::vector<std::size_t> pipelined(const Table& table, const tune::Space& space,
+                                   const tune::SearchSettings& settings, const Feed& feed) {
+  const tune::SpaceIndex index(table.configs);
+  std::unique_ptr<tune::Strategy> strategy = tune::make_strategy(settings, index);
+  std::map<std::string, std::size_t> position;
+  for (std::size_t k = 0; k < table.configs.size(); ++k)
+    position.emplace(table.configs[k].id(), k);
+  const auto max_evals = static_cast<std::size_t>(settings.max_evals.value_or(INT64_MAX));
+  std::vector<std::size_t> sequence;
+  std::vector<bool> seen(table.configs.size(), false);
+  for (const tune::Config& c : space.require()) {
+    auto it = position.find(c.id());
+    if (it == position.end() || seen[it->second]) continue;
+    seen[it->second] = true;
+    strategy->tell(it->second, told_value(table, it->second));
+    sequence.push_back(it->second);
+  }
+  tune::Random order(settings.seed ^ 0x5851f42d4c957f2dULL);
+  std::vector<std::size_t> pending;
+  while (sequence.size() < max_evals) {
+    const std::vector<std::size_t> more = strategy->propose(feed.batch - pending.size());
+    pending.insert(pending.end(), more.begin(), more.end());
+    if (pending.empty()) break;
+    const std::size_t i = feed.shuffled ? order.below(pending.size()) : 0;
+    const std::size_t k = pending[i];
+    pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
+    strategy->tell(k, told_value(table, k));
+    sequence.push_back(k);
+  }
+  return sequence;
+}
+
 // One run: best-so-far / optimum after each evaluation (infinity before the first valid one).
 std::vector<double> replay(const Table& table, const tune::Space& space,
-                           const std::string& strategy, std::uint64_t seed,
-                           std::int64_t max_evals) {
+                           const std::string& strategy, std::uint64_t seed, std::int64_t max_evals,
+                           const Feed& feed) {
   tune::SearchSettings settings = space.search();
   settings.strategy = strategy;
   settings.seed = seed;
@@ -130,15 +191,21 @@ std::vector<double> replay(const Table& table, const tune::Space& space,
   settings.max_evals = max_evals;
   settings.budget_s.reset();
   settings.patience.reset();
-  Replay objective(table);
-  tune::result<tune::Output> out = tune::Autotuner(space.kernel())
-                                       .require(space.require())
-                                       .search(settings)
-                                       .run_objective(objective);
-  if (!out) throw tune::error(out.error().str());
+  std::vector<std::size_t> sequence;
+  if (feed.batch == 1) {
+    Replay objective(table);
+    tune::result<tune::Output> out = tune::Autotuner(space.kernel())
+                                         .require(space.require())
+                                         .search(settings)
+                                         .run_objective(objective);
+    if (!out) throw tune::error(out.error().str());
+    sequence = std::move(objective.sequence);
+  } else {
+    sequence = pipelined(table, space, settings, feed);
+  }
   std::vector<double> curve;
   double best = std::numeric_limits<double>::infinity();
-  for (std::size_t k : objective.sequence) {
+  for (std::size_t k : sequence) {
     if (const auto* m = table.trials[k].state.measured()) best = std::min(best, m->median_ms);
     curve.push_back(best / table.optimum_ms);
   }
@@ -176,8 +243,12 @@ int main(int argc, char** argv) {
   int seeds = 20;
   double max_fraction = 1.0;
   std::vector<std::string> names = {"random", "anneal", "bayes"};
-  app.add_option("--space", space_path, "the space the table was measured from")->required();
-  app.add_option("--table", table_path, "the table: a trial log of every config")->required();
+  Feed feed;
+  std::string order = "fifo";
+  bool speed = false;
+  tune::bench::SpeedOptions speed_options;
+  app.add_option("--space", space_path, "the space the table was measured from");
+  app.add_option("--table", table_path, "the table: a trial log of every config");
   app.add_option("--bucket", bucket_name, "the bucket (default: the space's only one)");
   app.add_option("--seeds", seeds, "runs per strategy, seeds 1..N")->check(CLI::Range(1, 1000));
   app.add_option("--strategies", names, "the strategies to replay")->delimiter(',');
@@ -185,10 +256,52 @@ int main(int argc, char** argv) {
                  "stop each run after this fraction of the space (a model-based run over a "
                  "large space is slow)")
       ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--batch", feed.batch,
+                 "configs pending at a time: the strategy proposes again after each outcome")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--order", order,
+                 "with --batch: the outcomes told oldest first (fifo) or in a shuffled order")
+      ->check(CLI::IsMember({"fifo", "shuffled"}));
   app.add_option("--html", html_out, "write the convergence plot here");
   app.add_option("--json", json_out, "write every run's numbers here");
+  app.add_flag("--speed", speed,
+               "time the strategies themselves on a synthetic 10,000-config space instead");
+  app.add_option("--speed-sample", speed_options.sample, "--speed: proposals timed per point")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--speed-at", speed_options.at,
+                 "--speed: the outcomes told before each timed stretch, ascending")
+      ->delimiter(',');
+  bool no_before = false;
+  app.add_flag("--no-before", no_before, "--speed: leave out the old bayes (it is slow)");
   CLI11_PARSE(app, argc, argv);
+  feed.shuffled = order == "shuffled";
   try {
+    for (const std::string& n : names) {
+      if (!tune::find_strategy(n)) {
+        std::vector<std::string> known;
+        for (const auto& s : tune::strategies())
+          known.push_back(s.name);
+        std::fprintf(stderr, "bench_search: error: no strategy '%s'%s\n", n.c_str(),
+                     tune::did_you_mean(n, known).c_str());
+        return 2;
+      }
+    }
+    if (speed) {
+      if (speed_options.at.empty() ||
+          !std::is_sorted(speed_options.at.begin(), speed_options.at.end())) {
+        std::fprintf(stderr, "bench_search: error: --speed-at wants counts in ascending order\n");
+        return 2;
+      }
+      speed_options.strategies = names;
+      speed_options.before = !no_before;
+      return tune::bench::run_speed(speed_options);
+    }
+    if (space_path.empty() || table_path.empty()) {
+      std::fprintf(stderr,
+                   "bench_search: error: --space and --table are required (or --speed "
+                   "to time the strategies)\n");
+      return 2;
+    }
     tune::result<tune::Space> space = tune::Space::load(space_path);
     if (!space) {
       std::fprintf(stderr, "%s\n", space.error().str().c_str());
@@ -214,16 +327,6 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", pruned.error().str().c_str());
       return 2;
     }
-    for (const std::string& n : names) {
-      if (!tune::find_strategy(n)) {
-        std::vector<std::string> known;
-        for (const auto& s : tune::strategies())
-          known.push_back(s.name);
-        std::fprintf(stderr, "bench_search: error: no strategy '%s'%s\n", n.c_str(),
-                     tune::did_you_mean(n, known).c_str());
-        return 2;
-      }
-    }
     const std::string label = fmt::format("the space '{}', bucket '{}'", space_path, bucket_name);
     tune::result<Table> table = read_table(table_path, *pruned, label);
     if (!table) {
@@ -233,15 +336,21 @@ int main(int argc, char** argv) {
     const auto max_evals = std::max<std::int64_t>(
         1,
         static_cast<std::int64_t>(std::ceil(max_fraction * static_cast<double>(pruned->size()))));
-    std::printf("table %s: %zu configs, %zu valid, optimum %.6g ms; %d seeds per strategy\n",
-                table_path.c_str(), pruned->size(), table->valid, table->optimum_ms, seeds);
+    std::printf("table %s: %zu configs, %zu valid, optimum %.6g ms; %d seeds per strategy%s\n",
+                table_path.c_str(), pruned->size(), table->valid, table->optimum_ms, seeds,
+                feed.batch == 1
+                    ? ""
+                    : fmt::format("; batch {}, outcomes told {}", feed.batch,
+                                  feed.shuffled ? "in a shuffled order" : "oldest first")
+                          .c_str());
     std::printf(
         "evaluations to reach the optimum x factor, as a fraction of the valid configs "
         "(median / p90 over seeds):\n");
     std::printf("%-10s %18s %18s %18s\n", "strategy", "1.05x", "1.02x", "1.00x");
     json out = {{"table", table_path},   {"configs", pruned->size()},
                 {"valid", table->valid}, {"optimum_ms", table->optimum_ms},
-                {"seeds", seeds},        {"strategies", json::object()}};
+                {"seeds", seeds},        {"batch", feed.batch},
+                {"order", order},        {"strategies", json::object()}};
     std::vector<tune::PlotSeries> series;
     const char* classes[] = {"s0", "s1", "s2", "s3", "s4", "s5"};
     for (std::size_t si = 0; si < names.size(); ++si) {
@@ -249,7 +358,8 @@ int main(int argc, char** argv) {
       std::vector<std::vector<double>> curves;
       std::map<double, std::vector<std::optional<double>>> reached;
       for (int seed = 1; seed <= (name == "grid" ? 1 : seeds); ++seed) {
-        curves.push_back(replay(*table, *space, name, static_cast<std::uint64_t>(seed), max_evals));
+        curves.push_back(
+            replay(*table, *space, name, static_cast<std::uint64_t>(seed), max_evals, feed));
         for (double f : {1.05, 1.02, 1.00})
           reached[f].push_back(reach(curves.back(), f, table->valid));
       }

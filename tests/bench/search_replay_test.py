@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The search benchmark's replay (bench/search/bench_search): a synthetic complete table of a
 300-config space (a smooth landscape with one optimum and a region of invalid configs) replayed
-through every strategy. Checks: the report, determinism (the same output twice), a model-based
-or local strategy beating random to 1.02x, and the refusals of tables that do not match the
-space, each naming the first mismatch.
+through every strategy, one config at a time and in batches. Checks: the report, determinism
+(the same output twice), a model-based or local strategy beating random to 1.02x, the timing of
+the strategies (--speed), and the refusals of tables that do not match the space, each naming
+the first mismatch.
 
 Arguments: --bench <bench_search> --work <scratch dir>.
 """
@@ -102,6 +103,47 @@ class SearchReplay(unittest.TestCase):
         random_ = first["strategies"]["random"]["1.02x"]["median"]
         best = min(first["strategies"][s]["1.02x"]["median"] for s in ("anneal", "bayes"))
         self.assertLess(best, random_)
+
+    def test_batches_are_replayed_deterministically(self):
+        # 16 configs pending, the outcomes told oldest first or shuffled: each run still reaches
+        # the optimum by the end of the space, and the same arguments give the same output.
+        for order in ("fifo", "shuffled"):
+            js = ARGS.work / f"batch_{order}.json"
+            args = ["--space", self.space, "--table", self.table, "--seeds", 4, "--batch", 16,
+                    "--order", order, "--strategies", "grid,random,anneal,bayes", "--json", js]
+            r = run(*args)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            told = "oldest first" if order == "fifo" else "in a shuffled order"
+            self.assertIn(f"; batch 16, outcomes told {told}", r.stdout)
+            first = json.loads(js.read_text())
+            self.assertEqual(first["batch"], 16)
+            self.assertEqual(run(*args).stdout, r.stdout)
+            self.assertEqual(json.loads(js.read_text()), first)
+            for name, row in first["strategies"].items():
+                for curve in row["curves"]:
+                    self.assertEqual(len(curve), 300, name)
+                    self.assertAlmostEqual(curve[-1], 1.0, msg=name)
+        # Grid told oldest first visits in enumeration order, as with one at a time.
+        self.assertAlmostEqual(json.loads((ARGS.work / "batch_fifo.json").read_text())
+                               ["strategies"]["grid"]["1.00x"]["median"], 191 / 279)
+
+    def test_speed_times_the_strategies_and_the_old_bayes(self):
+        r = run("--speed", "--speed-at", "20,40", "--speed-sample", 5,
+                "--strategies", "random,bayes")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("synthetic space of 10000 configs (350 invalid)", r.stdout)
+        for row in ("random", "bayes", "bayes, batch 16", "bayes before", "bayes now"):
+            self.assertRegex(r.stdout, rf"\n{row} +\d+\.\d+ +\d+\.\d+\n")
+        self.assertRegex(r.stdout, r"\nbefore / now +\d+x +\d+x\n")
+        r = run("--speed", "--speed-at", "40,20")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("--speed-at wants counts in ascending order", r.stderr)
+
+    def test_a_replay_needs_a_space_and_a_table(self):
+        r = run("--table", self.table)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("--space and --table are required (or --speed to time the strategies)",
+                      r.stderr)
 
     def test_a_config_missing_from_the_table_is_refused(self):
         lines = table_lines()
