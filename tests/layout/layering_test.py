@@ -81,6 +81,24 @@ class Layering(unittest.TestCase):
                    for p in (TUNER / "core").rglob("*.hpp*")}
         self.assertEqual(headers - mapped, set(), 'headers missing from docs/architecture.md')
 
+    def test_a_candidate_has_one_path_through_the_candidate_store(self):
+        # Warm, compile-ahead, the tune and embed get a compiled candidate from the candidate
+        # store (tuner/core/store/candidate_store.hpp) only: nothing else compiles into the
+        # kernel cache or fetches a candidate from the remote store. `tuner store pull` is the
+        # store's own command and fetches on purpose.
+        allowed = {"core/store/candidate_store.cpp", "core/build/kernel_cache.cpp",
+                   "core/store/remote_store.cpp", "cli/cmd_store.cpp"}
+        offending = []
+        for layer in FORBIDDEN:
+            for path in sources(layer):
+                name = path.relative_to(TUNER).as_posix()
+                if name in allowed or path.suffix != ".cpp":
+                    continue
+                for call in re.findall(r"\b(compile_into_cache|fetch_entry|upload_entry)\s*\(",
+                                       path.read_text()):
+                    offending.append(f"tuner/{name} calls {call}")
+        self.assertEqual(offending, [], "\n" + "\n".join(offending))
+
     def test_core_includes_no_cuda_header(self):
         for path in sources("core"):
             self.assertNotRegex(path.read_text(), r'#\s*include\s*[<"](cuda|cuda_runtime|nvml)',

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/base/hash.hpp>
+#include <tuner/core/store/candidate_store.hpp>
 #include <tuner/core/store/shared_trials.hpp>
 
 #include "test_dir.hpp"
@@ -167,7 +168,7 @@ TEST_F(RemoteStoreTest, AnEntryOfAnotherKeyIsRefused) {
   EXPECT_NE(warnings_[0].find("holds the entry of another key"), std::string::npos);
 }
 
-TEST_F(RemoteStoreTest, CompileWithStoreDownloadsInsteadOfCompiling) {
+TEST_F(RemoteStoreTest, TheCandidateStoreDownloadsInsteadOfCompiling) {
   const KernelCache a(dir_ / "a");
   const KernelCache b(dir_ / "b");
   const std::string key = key_of("k");
@@ -182,13 +183,13 @@ TEST_F(RemoteStoreTest, CompileWithStoreDownloadsInsteadOfCompiling) {
     return {"/bin/false"};
   };
   auto r = remote();
-  const CompileOutcome out = compile_with_store(b, r.get(), request, dir_ / "compile.log");
+  const CompileOutcome out = CandidateStore(b, r.get(), dir_ / "compile.log").get(request);
   EXPECT_FALSE(out.compiled);
   EXPECT_TRUE(out.downloaded);
   EXPECT_FALSE(fs::exists(dir_ / "compile.log"));
 }
 
-TEST_F(RemoteStoreTest, CompileWithStoreUploadsWhatItCompiles) {
+TEST_F(RemoteStoreTest, TheCandidateStorePublishesWhatItCompiles) {
   const KernelCache b(cache_dir_);
   const std::string key = key_of("k");
   CompileRequest request;
@@ -199,11 +200,31 @@ TEST_F(RemoteStoreTest, CompileWithStoreUploadsWhatItCompiles) {
     return {"/bin/sh", "-c", "printf 'fresh cubin' > \"$1\"", "sh", out.string()};
   };
   auto r = remote();
-  const CompileOutcome out = compile_with_store(b, r.get(), request, dir_ / "compile.log");
+  const CompileOutcome out = CandidateStore(b, r.get(), dir_ / "compile.log").get(request);
   EXPECT_TRUE(out.compiled);
   ASSERT_TRUE(out.entry.valid());
   EXPECT_EQ(read_file(root_ / "cas" / sha256_hex("fresh cubin")), "fresh cubin");
   EXPECT_EQ(json::parse(read_file(root_ / "ac" / key))["cubin_sha256"], sha256_hex("fresh cubin"));
+}
+
+TEST_F(RemoteStoreTest, TheCandidateStoreAsksItsLayersInTurn) {
+  // The local cache first (the store is not asked), then the remote store, never the compiler
+  // for `find`.
+  const KernelCache a(dir_ / "a");
+  const KernelCache b(dir_ / "b");
+  const std::string here = key_of("here");
+  const std::string there = key_of("there");
+  stored_entry(b, here, "local bytes");
+  ASSERT_TRUE(remote()->upload_entry(a, stored_entry(a, there, "remote bytes")));
+  auto r = remote();
+  const CandidateStore store(b, r.get(), dir_ / "compile.log");
+  ASSERT_TRUE(store.find(here).has_value());
+  EXPECT_EQ(r->stats().hits + r->stats().misses, 0);
+  std::optional<CacheEntry> fetched = store.find(there);
+  ASSERT_TRUE(fetched.has_value());
+  EXPECT_EQ(read_file(b.cubin_path(there)), "remote bytes");
+  EXPECT_FALSE(store.find(key_of("nowhere")).has_value());
+  EXPECT_FALSE(fs::exists(dir_ / "compile.log"));
 }
 
 TEST_F(RemoteStoreTest, AnUnreachableStoreWarnsOnceAndStaysLocal) {

@@ -18,11 +18,10 @@
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/result.hpp>
-#include <tuner/core/build/compile_request.hpp>
 #include <tuner/core/record/verify.hpp>
 #include <tuner/core/record/winners.hpp>
 #include <tuner/core/record/winners_header.hpp>
-#include <tuner/core/store/remote_store.hpp>
+#include <tuner/core/store/candidate_store.hpp>
 
 namespace tune::cli {
 namespace {
@@ -106,13 +105,12 @@ std::optional<Record> verified_record(const KernelBuild& build, const std::strin
 // The cubin of `config` on `arch` as the kernel cache holds it (compiled as warm would when
 // it is missing), its bytes checked against the entry; nullopt after saying why not.
 std::optional<Image> find_image(const KernelBuild& build, const CacheKeyer& keyer,
-                                const KernelCache& cache, const std::vector<std::string>& deps,
-                                const std::string& arch, const Config& config,
-                                const std::string& bucket) {
+                                const CandidateStore& store, const std::string& arch,
+                                const Config& config, const std::string& bucket) {
   const Manifest& m = build.manifest;
   const CacheKey key = keyer.key(config, arch);
-  const CompileOutcome outcome = compile_with_store(
-      cache, nullptr, compile_request(m, keyer, config, arch, key, deps), m.compile_log);
+  const CompileOutcome outcome = store.get(compile_request(m, keyer, config, arch));
+  const KernelCache& cache = store.cache();
   if (!outcome.entry.valid()) {
     fmt::print(stderr, "tuner embed: error: {} {} {}: the config '{}' is invalid ({}): {}\n",
                m.kernel, arch, bucket, config.id(), to_string(outcome.entry.status),
@@ -223,10 +221,7 @@ int run_embed(const EmbedOptions& opt) {
   const Manifest& m = build->manifest;
   const Space& space = build->space;
   const CacheKeyer keyer(m, space);
-  std::vector<std::string> dependency_names;
-  for (const KeyedFile& f : keyer.files())
-    dependency_names.push_back(f.name);
-  const KernelCache cache(effective_cache_dir(m.cache_dir));
+  const CandidateStore store(KernelCache(effective_cache_dir(m.cache_dir)), nullptr, m.compile_log);
   const std::optional<Config> incumbent =
       space.require().empty() ? std::nullopt : std::optional<Config>(space.require().front());
 
@@ -250,8 +245,7 @@ int run_embed(const EmbedOptions& opt) {
                    "tuner embed: warning: {} {} {}: the record's cache key {} is not the "
                    "current {}; embedding the current build of the config\n",
                    m.kernel, arch, bucket.name, entry->cache_key->digest, key.digest);
-      std::optional<Image> im =
-          find_image(*build, keyer, cache, dependency_names, arch, entry->config, bucket.name);
+      std::optional<Image> im = find_image(*build, keyer, store, arch, entry->config, bucket.name);
       if (!im) return exit_negative;
       im->bucket = b;
       im->incumbent = incumbent && incumbent->id() == im->config_id;
@@ -263,8 +257,7 @@ int run_embed(const EmbedOptions& opt) {
       for (const Image& im : images)
         have = have || (im.arch == arch && im.incumbent);
       if (!have) {
-        std::optional<Image> im =
-            find_image(*build, keyer, cache, dependency_names, arch, *incumbent, "(fallback)");
+        std::optional<Image> im = find_image(*build, keyer, store, arch, *incumbent, "(fallback)");
         if (!im) return exit_negative;
         im->sm = -1;  // never matched by a device: found only as the fallback
         im->incumbent = true;

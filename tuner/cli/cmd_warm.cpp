@@ -27,13 +27,12 @@
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/build/cache_key.hpp>
-#include <tuner/core/build/compile_request.hpp>
 #include <tuner/core/build/kernel_build.hpp>
 #include <tuner/core/build/kernel_cache.hpp>
 #include <tuner/core/record/names_header.hpp>
 #include <tuner/core/space/entry_template.hpp>
 #include <tuner/core/space/space_checks.hpp>
-#include <tuner/core/store/remote_store.hpp>
+#include <tuner/core/store/candidate_store.hpp>
 
 namespace tune::cli {
 namespace {
@@ -266,13 +265,11 @@ int run_warm(const WarmOptions& opt) {
   }
 
   const CacheKeyer keyer(manifest, space);
-  std::vector<std::string> dependency_names;
-  for (const KeyedFile& f : keyer.files())
-    dependency_names.push_back(f.name);
   const KernelCache cache(effective_cache_dir(manifest.cache_dir));
   const std::unique_ptr<RemoteStore> remote = open_remote_store(
       opt.remote, manifest.remote_store, cache.dir(),
       [](const std::string& w) { fmt::print(stderr, "tuner warm: warning: {}\n", w); });
+  const CandidateStore store(cache, remote.get(), manifest.compile_log);
 
   int compiled = 0;
   int downloaded = 0;
@@ -283,10 +280,7 @@ int run_warm(const WarmOptions& opt) {
   for (const std::string& arch : archs) {
     for (const Config& config : configs) {
       const CacheKey key = keyer.key(config, arch);
-      const CompileRequest request =
-          compile_request(manifest, keyer, config, arch, key, dependency_names);
-      const CompileOutcome outcome =
-          compile_with_store(cache, remote.get(), request, manifest.compile_log);
+      const CompileOutcome outcome = store.get(compile_request(manifest, keyer, config, arch));
       ++(outcome.compiled ? compiled : cached);
       if (outcome.downloaded) ++downloaded;
       WarmCounts& c = counts[arch];

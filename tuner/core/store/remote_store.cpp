@@ -200,15 +200,4 @@ std::unique_ptr<RemoteStore> open_remote_store(std::string_view cli, std::string
                                        cache_dir / ".remote-store-down");
 }
 
-CompileOutcome compile_with_store(const KernelCache& cache, RemoteStore* remote,
-                                  const CompileRequest& request, const fs::path& compile_log) {
-  if (remote != nullptr && !cache.lookup(request.key)) {
-    if (std::optional<CacheEntry> fetched = remote->fetch_entry(cache, request.key))
-      return {std::move(*fetched), false, true};
-  }
-  CompileOutcome outcome = compile_into_cache(cache, request, compile_log);
-  if (remote != nullptr && outcome.compiled) remote->upload_entry(cache, outcome.entry);
-  return outcome;
-}
-
 }  // namespace tune

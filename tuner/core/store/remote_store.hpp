@@ -104,11 +104,4 @@ std::unique_ptr<RemoteStore> open_remote_store(std::string_view cli, std::string
                                                const std::filesystem::path& cache_dir,
                                                std::function<void(const std::string&)> warn);
 
-/// Compiles into the kernel cache as `compile_into_cache` does, with the remote store between
-/// the local cache and the compiler: a local miss is looked up in the store, and a compile is
-/// uploaded. `remote` may be null.
-CompileOutcome compile_with_store(const KernelCache& cache, RemoteStore* remote,
-                                  const CompileRequest& request,
-                                  const std::filesystem::path& compile_log);
-
 }  // namespace tune

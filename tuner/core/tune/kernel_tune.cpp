@@ -1,4 +1,3 @@
-#include <tuner/core/build/compile_request.hpp>
 #include <tuner/core/tune/kernel_tune.hpp>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include <tuner/core/search/autotuner.hpp>
 #include <tuner/core/search/compile_ahead.hpp>
 #include <tuner/core/search/overhead.hpp>
+#include <tuner/core/store/candidate_store.hpp>
 #include <tuner/core/store/shared_trials.hpp>
 
 namespace tune {
@@ -35,12 +35,12 @@ std::optional<Config> committed_winner(const Manifest& manifest, const std::stri
   return e ? std::optional<Config>(e->config) : std::nullopt;
 }
 
-// Why candidate `key` cannot be measured without a worker (no cache entry, or one the compiler
-// or the limits refused), or nullopt: these cost no GPU time.
-std::optional<std::string> not_loadable(const KernelCache& cache, RemoteStore* remote,
-                                        const Manifest& manifest, const std::string& key) {
-  std::optional<CacheEntry> entry = cache.lookup(key);
-  if (!entry && remote != nullptr) entry = remote->fetch_entry(cache, key);
+// Why candidate `key` cannot be measured without a worker (neither the local cache nor the
+// remote store has it, or the compiler or the limits refused it), or nullopt: these cost no GPU
+// time.
+std::optional<std::string> not_loadable(const CandidateStore& store, const Manifest& manifest,
+                                        const std::string& key) {
+  std::optional<CacheEntry> entry = store.find(key);
   if (!entry)
     return fmt::format("not compiled: run the warm target (cmake --build {} --target warm.{})",
                        manifest.build_dir.string(), manifest.kernel);
@@ -49,18 +49,12 @@ std::optional<std::string> not_loadable(const KernelCache& cache, RemoteStore* r
   return std::nullopt;
 }
 
-// Compiles candidate `config` into the local cache (a compile-ahead thread): nullopt when it can
-// be measured, else why not. As `tuner warm` does: a local miss is fetched from the remote store
-// when it has the entry, else compiled and uploaded (`remote` may be null).
-std::optional<std::string> compile_candidate(const KernelCache& cache, RemoteStore* remote,
-                                             const CacheKeyer& keyer, const Manifest& manifest,
-                                             const Config& config, const std::string& arch) {
-  const CacheKey key = keyer.key(config, arch);
-  std::vector<std::string> dependencies;
-  for (const KeyedFile& f : keyer.files())
-    dependencies.push_back(f.name);
-  const CompileRequest request = compile_request(manifest, keyer, config, arch, key, dependencies);
-  const CompileOutcome outcome = compile_with_store(cache, remote, request, manifest.compile_log);
+// Gets candidate `config` from the candidate store (a compile-ahead thread): nullopt when it can
+// be measured, else why not.
+std::optional<std::string> compile_candidate(const CandidateStore& store, const CacheKeyer& keyer,
+                                             const Manifest& manifest, const Config& config,
+                                             const std::string& arch) {
+  const CompileOutcome outcome = store.get(compile_request(manifest, keyer, config, arch));
   if (outcome.entry.valid()) return std::nullopt;
   return outcome.entry.reason.empty() ? std::string(to_string(outcome.entry.status))
                                       : outcome.entry.reason;
@@ -171,13 +165,15 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
   options.rebuild_hint = fmt::format("cmake --build {} --target {}.runner",
                                      manifest.build_dir.string(), manifest.kernel);
   Supervisor objective(*configs, keys, job.launch, options);
-  const KernelCache cache(effective_cache_dir(manifest.cache_dir));
+  const CandidateStore store(KernelCache(effective_cache_dir(manifest.cache_dir)), job.remote,
+                             manifest.compile_log);
+  const KernelCache& cache = store.cache();
   std::optional<CompileAhead> ahead;
   if (job.compile_ahead > 0) {
     ahead.emplace(
         configs->size(),
         [&](std::size_t i) {
-          return compile_candidate(cache, job.remote, keyer, manifest, (*configs)[i], job.arch);
+          return compile_candidate(store, keyer, manifest, (*configs)[i], job.arch);
         },
         job.compile_ahead);
   }
@@ -186,7 +182,7 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
     // the store or compiles it); a compile it could not finish says why itself.
     if (ahead && !cache.lookup(keys[i]))
       if (std::optional<std::string> why = ahead->wait(i)) return why;
-    return not_loadable(cache, job.remote, manifest, keys[i]);
+    return not_loadable(store, manifest, keys[i]);
   });
   auto say = [&](const std::string& line) {
     if (job.say) job.say(fmt::format("{}: {}", job.bucket.name, line));
