@@ -74,6 +74,7 @@ set(_tune_public_core_headers
   scale/shard.hpp
   scale/shard_merge.hpp
   search/autotuner.hpp
+  search/early_reject.hpp
   search/compile_ahead.hpp
   search/file_lock.hpp
   search/overhead.hpp

@@ -258,23 +258,47 @@ BenchResult bench(Context& ctx, const Launch& launch, CUstream stream,
   TUNE_CU(cu.cuEventRecord(warmed, stream));
 
   // Timed reps.
-  result.reps = static_cast<int>(std::clamp(std::round(options.rep_ms / unit_ms),
-                                            static_cast<double>(options.min_reps),
-                                            static_cast<double>(options.max_reps)));
+  const int planned = static_cast<int>(std::clamp(std::round(options.rep_ms / unit_ms),
+                                                  static_cast<double>(options.min_reps),
+                                                  static_cast<double>(options.max_reps)));
   std::vector<std::pair<CUevent, CUevent>> marks;
-  for (int i = 0; i < result.reps; ++i)
+  for (int i = 0; i < planned; ++i)
     marks.emplace_back(timing.event(), timing.event());
-  for (auto& [start, end] : marks) {
-    timing.before_region();
-    TUNE_CU(cu.cuEventRecord(start, stream));
-    run_unit();
-    TUNE_CU(cu.cuEventRecord(end, stream));
+  std::size_t queued = 0;
+  auto queue_to = [&](std::size_t n) {
+    for (; queued < n; ++queued) {
+      timing.before_region();
+      TUNE_CU(cu.cuEventRecord(marks[queued].first, stream));
+      run_unit();
+      TUNE_CU(cu.cuEventRecord(marks[queued].second, stream));
+    }
+  };
+  auto read_to = [&](std::size_t n) {
+    for (std::size_t i = result.samples_ms.size(); i < n; ++i)
+      result.samples_ms.push_back(
+          Timing::per_launch(marks[i].first, marks[i].second, result.batch_size));
+  };
+  // Early rejection: the reps in rounds, each read and tested before the next is queued.
+  if (options.reject) {
+    const std::vector<int> looks = early_reject_looks(planned);
+    for (int look : looks) {
+      queue_to(static_cast<std::size_t>(look));
+      TUNE_CU(cu.cuEventSynchronize(marks[queued - 1].second));
+      read_to(queued);
+      if (clearly_slower(result.samples_ms, *options.reject, static_cast<int>(looks.size()))) {
+        result.rejected_early = true;
+        break;
+      }
+    }
   }
+  if (!result.rejected_early) queue_to(marks.size());
   result.warnings = timing.finish(scope);
-
-  for (auto& [start, end] : marks)
-    result.samples_ms.push_back(Timing::per_launch(start, end, result.batch_size));
-  result.timed_ms = Timing::per_launch(warmed, marks.back().second, 1);
+  read_to(queued);
+  result.reps = static_cast<int>(queued);
+  result.timed_ms = Timing::per_launch(warmed, marks[queued - 1].second, 1);
+  if (result.rejected_early)
+    result.saved_ms =
+        result.timed_ms / static_cast<double>(queued) * static_cast<double>(marks.size() - queued);
   result.warmup_ms = std::max(
       0.0, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
                    .count() -

@@ -16,9 +16,11 @@
 
 #include <cuda.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <tuner/core/search/early_reject.hpp>
 #include <tuner/core/space/space.hpp>
 #include <tuner/cuda/driver.hpp>
 #include <tuner/cuda/harness.hpp>
@@ -43,10 +45,18 @@ struct BenchOptions {
   int max_batch = 200;
   /// A spread (p90 - p10) over this fraction of the median is reported as a warning.
   double spread_warning = 0.10;
+  /// Early rejection (tuner/core/search/early_reject.hpp): the timed reps are read at the
+  /// looks of `early_reject_looks` and stop once they are clearly above `reject->above_ms`.
+  std::optional<EarlyReject> reject;
 
   /// The options of a space's `[bench]` table, the rest default.
   static BenchOptions from(const BenchSettings& settings);
 };
+
+/// The warm-up of a candidate in a worker that has timed one already (docs/measurement.md
+/// "Warm-up in a warm worker"), in milliseconds: the clocks are up and stay up between two
+/// candidates, so the warm-up only has to bring the new module's code into the caches.
+inline constexpr double warm_worker_warmup_ms = 2;
 
 /// What the bench measured. Times in milliseconds, per launch.
 struct BenchResult {
@@ -65,6 +75,10 @@ struct BenchResult {
   /// warm-up).
   double warmup_ms = 0;
   double timed_ms = 0;
+  /// The reps stopped early (BenchOptions::reject): `reps` and the statistics are those taken,
+  /// `saved_ms` the device time of the planned reps skipped, estimated from those taken.
+  bool rejected_early = false;
+  double saved_ms = 0;
 };
 
 /// Times `launch` on `stream` of `ctx`; a null stream means `ctx.stream()` (the legacy default

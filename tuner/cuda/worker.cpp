@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -110,10 +111,17 @@ class Worker {
     TrialTimes& times = answer.times.emplace();
     try {
       Prepared p = prepare(request.candidate, &times);
-      BenchResult r = bench(ctx_, p.launch, ctx_.stream(), search_bench_);
+      BenchOptions options = search_bench_;
+      options.reject = request.reject;
+      // A warm worker (one candidate timed already): the clocks are up, a short warm-up does.
+      if (warm_) options.warmup_ms = std::min(options.warmup_ms, warm_worker_warmup_ms);
+      BenchResult r = bench(ctx_, p.launch, ctx_.stream(), options);
+      warm_ = true;
       times.warmup_ms = r.warmup_ms;
       times.timed_ms = r.timed_ms;
+      times.saved_ms = r.saved_ms;
       answer.state.value = MeasuredState{r.median_ms, r.min_ms, r.reps};
+      answer.rejected_early = r.rejected_early;
       answer.batched = r.batched;
       answer.warnings = r.warnings;
       answer.device = ctx_.name();
@@ -251,6 +259,7 @@ class Worker {
   BenchOptions bench_;         // the runoff's: the space's [bench]
   BenchOptions search_bench_;  // the search's: the same, or the quick preset's
   FixtureState fixture_;
+  bool warm_ = false;  // a candidate was timed: the next gets warm_worker_warmup_ms of warm-up
   bool fixture_cuda_error_ = false;  // the fixture's failure was a CUDA error: exit after it
 };
 

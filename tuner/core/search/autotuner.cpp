@@ -35,6 +35,11 @@ Autotuner& Autotuner::runoff_policy(RunoffPolicy policy) {
   settings_.runoff_policy = policy;
   return *this;
 }
+Autotuner& Autotuner::early_reject(std::optional<double> margin_pct, double alpha) {
+  settings_.reject_margin_pct = margin_pct;
+  settings_.reject_alpha = alpha;
+  return *this;
+}
 Autotuner& Autotuner::budget(double seconds) {
   settings_.budget_s = seconds;
   return *this;
@@ -97,7 +102,8 @@ class SearchRun {
   void prune();
   std::optional<diagnostic> open_log();
   std::optional<diagnostic> find_incumbents();
-  bool take(std::size_t k, Phase phase);
+  bool take(std::size_t k, Phase phase, bool may_reject = false);
+  std::optional<EarlyReject> reject_rule() const;
   bool budget_left() const;
   Progress progress(bool resumed) const;
   void soft_incumbent();
@@ -135,6 +141,7 @@ class SearchRun {
   std::size_t since_improvement_ = 0;
   std::size_t measured_ = 0;         // trials measured now (not adopted)
   std::optional<double> best_seen_;  // for progress displays
+  std::optional<double> best_full_;  // the best median measured in full: early rejection's
 };
 
 result<Output> SearchRun::run() {
@@ -211,8 +218,16 @@ std::optional<diagnostic> SearchRun::find_incumbents() {
   return std::nullopt;
 }
 
-// Adopts or measures the k-th config; returns whether it was measured now.
-bool SearchRun::take(std::size_t k, Phase phase) {
+// The rule a search candidate measured now may stop under: the best median measured in full so
+// far plus the margin; nullopt when early rejection is off or nothing was measured in full yet.
+std::optional<EarlyReject> SearchRun::reject_rule() const {
+  if (!s_.reject_margin_pct || s_.maximize || !best_full_) return std::nullopt;
+  return EarlyReject{*best_full_ * (1 + *s_.reject_margin_pct / 100), s_.reject_alpha};
+}
+
+// Adopts or measures the k-th config; returns whether it was measured now. `may_reject`: a
+// search candidate, measured under the early-rejection rule.
+bool SearchRun::take(std::size_t k, Phase phase, bool may_reject) {
   visited_[k] = true;
   bool resumed = false;
   if (auto it = adopt_.find(pruned_[k].id()); it != adopt_.end()) {
@@ -220,7 +235,10 @@ bool SearchRun::take(std::size_t k, Phase phase) {
     ++out_.resumed;
     resumed = true;
   } else {
+    objective_.reject_above(may_reject ? reject_rule() : std::nullopt);
     Trial t = objective_.measure(space_[k]);
+    // Only a candidate that was given a rule can have stopped under it.
+    if (!may_reject || !t.is_measured()) t.rejected_early = false;
     t.config = pruned_[k];
     t.phase = phase;
     if (t.time.empty()) t.time = utc_now_iso8601();
@@ -229,9 +247,17 @@ bool SearchRun::take(std::size_t k, Phase phase) {
     out_.trials.push_back(std::move(t));
   }
   if (!resumed) ++measured_;
-  if (const auto* m = out_.trials.back().state.measured())
+  const Trial& last = out_.trials.back();
+  if (const auto* m = last.state.measured()) {
     if (!best_seen_ || (s_.maximize ? m->median_ms > *best_seen_ : m->median_ms < *best_seen_))
       best_seen_ = m->median_ms;
+    if (!last.rejected_early && (!best_full_ || m->median_ms < *best_full_))
+      best_full_ = m->median_ms;
+  }
+  if (last.rejected_early) {
+    ++out_.rejected_early;
+    if (last.times) out_.saved_ms += last.times->saved_ms;
+  }
   if (s_.on_progress) s_.on_progress(progress(resumed));
   return !resumed;
 }
@@ -350,7 +376,7 @@ void SearchRun::search() {
       out_.stopped_by = "budget";
       break;
     }
-    take(*k, Phase::search);
+    take(*k, Phase::search, /*may_reject=*/true);
     tell(*k);
   }
   adopt_the_rest();
@@ -358,11 +384,11 @@ void SearchRun::search() {
     if (!visited_[k]) out_.unvisited += 1;
 }
 
-// The best sequential median; the earlier trial wins ties.
+// The best sequential median; the earlier trial wins ties. A trial rejected early never is.
 void SearchRun::choose_best() {
   for (std::size_t i = 0; i < out_.trials.size(); ++i) {
     const auto* m = out_.trials[i].state.measured();
-    if (m == nullptr) continue;
+    if (m == nullptr || out_.trials[i].rejected_early) continue;
     if (out_.best_index) {
       const double best = out_.trials[*out_.best_index].state.measured()->median_ms;
       if (s_.maximize ? !(m->median_ms > best) : !(m->median_ms < best)) continue;
@@ -384,7 +410,7 @@ void SearchRun::runoff() {
   std::optional<std::size_t> second;
   for (std::size_t i = 0; i < out_.trials.size(); ++i) {
     const auto* m = out_.trials[i].state.measured();
-    if (m == nullptr || i == *out_.best_index) continue;
+    if (m == nullptr || i == *out_.best_index || out_.trials[i].rejected_early) continue;
     if (second && !(m->median_ms < out_.trials[*second].state.measured()->median_ms)) continue;
     second = i;
   }

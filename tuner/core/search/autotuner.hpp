@@ -22,6 +22,7 @@
 
 #include <tuner/core/base/config.hpp>
 #include <tuner/core/base/result.hpp>
+#include <tuner/core/search/early_reject.hpp>
 #include <tuner/core/search/runoff.hpp>
 #include <tuner/core/search/strategy.hpp>
 #include <tuner/core/search/trial.hpp>
@@ -77,6 +78,12 @@ class Objective {
   virtual std::optional<RunoffPairs> runoff(std::size_t /*incumbent*/, std::size_t /*challenger*/) {
     return std::nullopt;
   }
+  /// Early rejection (docs/measurement.md "Early rejection"): the rule the next `measure` may
+  /// stop under, set by the search before each measurement; nullopt measures in full (the
+  /// incumbents, the committed winner, a search without a best yet). An objective that stops
+  /// early returns a measured trial with `rejected_early` set; one that cannot ignores the rule
+  /// (the default).
+  virtual void reject_above(std::optional<EarlyReject> /*rule*/) {}
 };
 
 /// The base of an objective that wraps another (the store's SharedTrials, a shard's search
@@ -94,6 +101,7 @@ class ForwardingObjective : public Objective {
   std::optional<RunoffPairs> runoff(std::size_t incumbent, std::size_t challenger) override {
     return inner_.runoff(incumbent, challenger);
   }
+  void reject_above(std::optional<EarlyReject> rule) override { inner_.reject_above(rule); }
 
  protected:
   Objective& inner_;  ///< the wrapped objective, for an adapter's own overrides
@@ -105,8 +113,8 @@ struct Output {
   /// declaration order), then the searcher's candidates in enumeration order.
   std::vector<Trial> trials;
   /// The best measured config (lowest median; highest score when maximizing; the earlier
-  /// trial on a tie, so an incumbent keeps its place); nullopt when nothing was measured valid
-  /// or an incumbent failed.
+  /// trial on a tie, so an incumbent keeps its place; never one rejected early); nullopt when
+  /// nothing was measured valid or an incumbent failed.
   std::optional<Config> best;
   /// Index into `trials` of the best trial (set exactly when `best` is).
   std::optional<std::size_t> best_index;
@@ -131,6 +139,10 @@ struct Output {
   /// The runoff's statistics when one decided the winner (also on a forfeit, with outcome
   /// forfeit and no pairs); nullopt when none ran.
   std::optional<RunoffStats> runoff;
+  /// Search candidates whose timed reps stopped early, and the device time of the reps they
+  /// skipped (estimated; the trials' `times.saved_ms`, measured now or adopted).
+  std::size_t rejected_early = 0;
+  double saved_ms = 0;
 };
 
 /// One step of a run, for progress displays.
@@ -187,6 +199,12 @@ class Autotuner {
   /// advance). The runoff runs only when the objective implements `Objective::runoff`, and not
   /// when maximizing.
   Autotuner& runoff_policy(RunoffPolicy policy);
+  /// Early rejection of search candidates (docs/measurement.md "Early rejection"): a candidate
+  /// may stop once its median is, with confidence 1 - `alpha`, more than `margin_pct` percent
+  /// above the best median so far. nullopt (the default) measures every candidate in full.
+  /// Incumbents, the committed winner and the runoff always measure in full; a trial rejected
+  /// early is never the best nor a finalist. Not when maximizing.
+  Autotuner& early_reject(std::optional<double> margin_pct, double alpha = EarlyReject{}.alpha);
   /// Called after each trial is adopted or measured (and logged).
   Autotuner& on_progress(std::function<void(const Progress&)> fn);
   /// Called with each warning as it arises (they are also collected in `Output::warnings`).
@@ -209,6 +227,8 @@ class Autotuner {
     std::optional<Config> soft_incumbent;
     RunoffPolicy runoff_policy;
     std::optional<double> budget_s;
+    std::optional<double> reject_margin_pct;
+    double reject_alpha = EarlyReject{}.alpha;
     SearchSettings search;
     std::string arch;
     std::optional<std::filesystem::path> log_path;

@@ -21,15 +21,16 @@ double median_of(std::vector<double> v) {
 
 std::optional<OverheadSummary> summarize_overhead(const std::vector<Trial>& trials) {
   using Field = double TrialTimes::*;
-  constexpr std::array<Field, 6> fields = {&TrialTimes::fixture_ms, &TrialTimes::load_ms,
-                                           &TrialTimes::setup_ms,   &TrialTimes::warmup_ms,
-                                           &TrialTimes::timed_ms,   &TrialTimes::wall_ms};
+  constexpr std::array<Field, 7> fields = {
+      &TrialTimes::fixture_ms, &TrialTimes::load_ms, &TrialTimes::setup_ms, &TrialTimes::warmup_ms,
+      &TrialTimes::timed_ms,   &TrialTimes::wall_ms, &TrialTimes::saved_ms};
   OverheadSummary s;
   std::array<std::vector<double>, fields.size()> values;
   std::vector<double> overhead;
   for (const Trial& t : trials) {
     if (!t.times) continue;
     ++s.trials;
+    if (t.rejected_early) ++s.rejected_early;
     for (std::size_t f = 0; f < fields.size(); ++f) {
       s.total.*fields[f] += (*t.times).*fields[f];
       values[f].push_back((*t.times).*fields[f]);
@@ -45,12 +46,17 @@ std::optional<OverheadSummary> summarize_overhead(const std::vector<Trial>& tria
 
 std::string describe_overhead(const OverheadSummary& s) {
   const TrialTimes& m = s.median;
+  std::string rejected;
+  if (s.rejected_early > 0)
+    rejected = fmt::format(
+        "\nearly rejection: {} of {} candidates stopped early, {:.1f} s of timed reps saved",
+        s.rejected_early, s.trials, s.total.saved_ms / 1000);
   return fmt::format(
       "gpu time: {:.1f}% of {:.1f} s in timed reps ({} trials)\n"
       "per trial (median): setup {:.1f} ms (fixture {:.1f}, load {:.1f}), warm-up {:.1f} ms, "
-      "timed {:.1f} ms, overhead {:.1f} ms outside warm-up and timed reps",
+      "timed {:.1f} ms, overhead {:.1f} ms outside warm-up and timed reps{}",
       100 * s.timed_share(), s.total.wall_ms / 1000, s.trials, m.setup_ms, m.fixture_ms, m.load_ms,
-      m.warmup_ms, m.timed_ms, s.median_overhead_ms);
+      m.warmup_ms, m.timed_ms, s.median_overhead_ms, rejected);
 }
 
 }  // namespace tune

@@ -25,6 +25,9 @@ struct OverheadSummary {
   /// The median of `wall_ms - warmup_ms - timed_ms`: what a trial costs beyond warm-up and
   /// timed reps (worker starts, fixture, module load, gate, waits for the compiler, protocol).
   double median_overhead_ms = 0;
+  /// Trials whose timed reps stopped early (Trial::rejected_early); `total.saved_ms` is the
+  /// device time of the reps they skipped.
+  std::size_t rejected_early = 0;
   /// total.timed_ms / total.wall_ms: the share of the tune's wall time spent in timed work.
   double timed_share() const noexcept {
     return total.wall_ms > 0 ? total.timed_ms / total.wall_ms : 0;
@@ -34,10 +37,11 @@ struct OverheadSummary {
 /// The summary of the trials that carry times, or nullopt when none does.
 std::optional<OverheadSummary> summarize_overhead(const std::vector<Trial>& trials);
 
-/// Two lines for people (no trailing newline):
+/// Two or three lines for people (no trailing newline):
 /// `gpu time: 23.4% of 61.2 s in timed reps (12 trials)` and
 /// `per trial (median): setup 12.1 ms (fixture 0.0, load 3.2), warm-up 30.0 ms, timed 101.5 ms,
-/// overhead 44.0 ms outside warm-up and timed reps`.
+/// overhead 44.0 ms outside warm-up and timed reps`; a third line when candidates stopped
+/// early: `early rejection: 40 of 150 candidates stopped early, 9.6 s of timed reps saved`.
 std::string describe_overhead(const OverheadSummary& summary);
 
 }  // namespace tune

@@ -151,8 +151,8 @@ Trial Supervisor::measure_in_worker(std::size_t index) {
   if (skip_)
     if (std::optional<std::string> reason = skip_(index)) return Trial::invalid(*reason);
   std::string line;
-  if (auto failure =
-          exchange(MeasureRequest{{configs_[index], keys_[index]}}, options_.timeout_s, line))
+  if (auto failure = exchange(MeasureRequest{{configs_[index], keys_[index]}, reject_},
+                              options_.timeout_s, line))
     return Trial::invalid(*failure);
   result<std::variant<MeasureAnswer, RefusedAnswer>> answer = decode_measure_answer(line);
   if (!answer) {

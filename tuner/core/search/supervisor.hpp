@@ -122,6 +122,8 @@ class Supervisor : public Objective {
   /// worker starts.
   Trial measure(std::size_t index) override;
   std::optional<RunoffPairs> runoff(std::size_t incumbent, std::size_t challenger) override;
+  /// Sent with the next measure request: the worker may stop the candidate's reps early.
+  void reject_above(std::optional<EarlyReject> rule) override { reject_ = rule; }
 
   /// How many workers were started (the first, and one after each that was dropped).
   int workers_started() const noexcept { return workers_started_; }
@@ -148,6 +150,7 @@ class Supervisor : public Objective {
   std::function<std::optional<std::string>(std::size_t)> skip_;
   std::function<void(const std::string&)> note_;
   std::unique_ptr<WorkerConnection> worker_;
+  std::optional<EarlyReject> reject_;
   std::string device_;
   std::string driver_;
   int workers_started_ = 0;

@@ -65,9 +65,11 @@ std::string utc_now_iso8601() {
 }
 
 nlohmann::json to_json(const TrialTimes& times) {
-  return {{"fixture_ms", times.fixture_ms}, {"load_ms", times.load_ms},
-          {"setup_ms", times.setup_ms},     {"warmup_ms", times.warmup_ms},
-          {"timed_ms", times.timed_ms},     {"wall_ms", times.wall_ms}};
+  nlohmann::json j = {{"fixture_ms", times.fixture_ms}, {"load_ms", times.load_ms},
+                      {"setup_ms", times.setup_ms},     {"warmup_ms", times.warmup_ms},
+                      {"timed_ms", times.timed_ms},     {"wall_ms", times.wall_ms}};
+  if (times.saved_ms > 0) j["saved_ms"] = times.saved_ms;
+  return j;
 }
 
 result<TrialTimes> times_from_json(const nlohmann::json& j) {
@@ -76,7 +78,8 @@ result<TrialTimes> times_from_json(const nlohmann::json& j) {
   for (auto [name, field] :
        {std::pair{"fixture_ms", &t.fixture_ms}, std::pair{"load_ms", &t.load_ms},
         std::pair{"setup_ms", &t.setup_ms}, std::pair{"warmup_ms", &t.warmup_ms},
-        std::pair{"timed_ms", &t.timed_ms}, std::pair{"wall_ms", &t.wall_ms}}) {
+        std::pair{"timed_ms", &t.timed_ms}, std::pair{"wall_ms", &t.wall_ms},
+        std::pair{"saved_ms", &t.saved_ms}}) {
     auto it = j.find(name);
     if (it == j.end() || it->is_null()) continue;  // a field added later reads as 0
     if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
@@ -108,6 +111,7 @@ nlohmann::json to_json(const Trial& trial) {
   if (!trial.runoff.is_null()) j["runoff"] = trial.runoff;
   if (trial.remote) j["remote"] = *trial.remote;
   if (trial.times) j["times"] = to_json(*trial.times);
+  if (trial.rejected_early) j["rejected_early"] = true;
   return j;
 }
 
@@ -203,6 +207,12 @@ result<Trial> trial_from_json(const nlohmann::json& j) {
     t.batched = it->get<bool>();
   }
   if (auto it = j.find("runoff"); it != j.end()) t.runoff = *it;
+  if (auto it = j.find("rejected_early"); it != j.end() && !it->is_null()) {
+    if (!it->is_boolean()) return bad("'rejected_early' must be true or false");
+    if (it->get<bool>() && !t.is_measured())
+      return bad("'rejected_early' is set on an invalid trial (only a measured one stops early)");
+    t.rejected_early = it->get<bool>();
+  }
   if (auto it = j.find("times"); it != j.end() && !it->is_null()) {
     result<TrialTimes> times = times_from_json(*it);
     if (!times) return bad(times.error().message);

@@ -72,6 +72,9 @@ struct TrialTimes {
   /// From the end of the previous trial (or the start of the tune) to the end of this one, as
   /// the supervisor saw it: worker starts, waits for the compiler and the protocol included.
   double wall_ms = 0;
+  /// The timed reps an early rejection skipped, estimated from the reps it took (device time);
+  /// 0 for a candidate measured in full. Logged only when not 0.
+  double saved_ms = 0;
   friend bool operator==(const TrialTimes&, const TrialTimes&) = default;
 };
 
@@ -98,6 +101,10 @@ struct Trial {
   /// Where its time went, when the objective reports it (a tune's supervisor does); logged as
   /// `times`. Logs from before the field read as unset.
   std::optional<TrialTimes> times;
+  /// Its timed reps stopped early (docs/measurement.md "Early rejection"): its median was, with
+  /// confidence, more than the margin above the best so far. Measured, never a finalist; logged
+  /// as `rejected_early` only when set.
+  bool rejected_early = false;
 
   /// A measured trial, or an invalid one when the timings are not usable: a non-finite or
   /// non-positive median or min, or fewer than one rep (the reason names the value). The
@@ -116,7 +123,7 @@ struct Trial {
 /// The current time as UTC ISO-8601 with seconds (`2026-11-29T10:00:00Z`).
 std::string utc_now_iso8601();
 
-/// The times as one JSON object: every field, in milliseconds.
+/// The times as one JSON object: every field, in milliseconds (`saved_ms` only when not 0).
 nlohmann::json to_json(const TrialTimes& times);
 /// Reads times back: an object of non-negative numbers; a missing field reads as 0, unknown
 /// ones are ignored. The message says what is wrong.
@@ -124,7 +131,7 @@ result<TrialTimes> times_from_json(const nlohmann::json& j);
 
 /// The trial as one JSON object (keys sorted by nlohmann::json): `config_id`, `params`,
 /// `cache_key`, `state` and its fields, `phase`, `device`, `time`, `warnings`, `batched`, and
-/// `runoff`, `remote` and `times` when present.
+/// `runoff`, `remote`, `times` and `rejected_early` when present.
 nlohmann::json to_json(const Trial& trial);
 /// The trial as one line of the log: compact JSON, no trailing newline.
 std::string to_json_line(const Trial& trial);

@@ -1,5 +1,7 @@
 #include <tuner/core/search/worker_protocol.hpp>
 
+#include <cmath>
+
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -46,6 +48,7 @@ Trial MeasureAnswer::to_trial() const {
                                                   state.measured()->min_ms, state.measured()->reps)
                                 : Trial::invalid(state.invalid()->reason);
   t.batched = batched;
+  t.rejected_early = rejected_early && t.is_measured();
   t.warnings = warnings;
   if (!device.empty()) t.device = device;
   t.times = times;
@@ -67,6 +70,10 @@ std::string encode(const WorkerRequest& request) {
   if (const auto* m = std::get_if<MeasureRequest>(&request)) {
     j = candidate_json(m->candidate);
     j["op"] = "measure";
+    if (m->reject) {
+      j["reject_above_ms"] = m->reject->above_ms;
+      j["reject_alpha"] = m->reject->alpha;
+    }
   } else {
     const auto& r = std::get<RunoffRequest>(request);
     j = {{"op", "runoff"},
@@ -82,6 +89,7 @@ std::string encode(const MeasureAnswer& a) {
     j = {{"state", "measured"}, {"median_ms", m->median_ms}, {"min_ms", m->min_ms},
          {"reps", m->reps},     {"batched", a.batched},      {"warnings", a.warnings},
          {"device", a.device}};
+    if (a.rejected_early) j["rejected_early"] = true;
   } else {
     j = {{"state", "invalid"}, {"reason", a.state.invalid()->reason}};
     if (a.fixture_failure) j["fixture_failure"] = *a.fixture_failure;
@@ -143,7 +151,16 @@ result<WorkerRequest> decode_request(std::string_view line) {
   if (!j) return fail(j.error());
   try {
     const std::string op = j->at("op").get<std::string>();
-    if (op == "measure") return WorkerRequest{MeasureRequest{candidate_from(*j)}};
+    if (op == "measure") {
+      MeasureRequest m{candidate_from(*j), std::nullopt};
+      if (j->contains("reject_above_ms")) {
+        m.reject = EarlyReject{j->at("reject_above_ms").get<double>(),
+                               optional_field<double>(*j, "reject_alpha", EarlyReject{}.alpha)};
+        if (!std::isfinite(m.reject->above_ms) || !(m.reject->alpha > 0 && m.reject->alpha < 1))
+          return unreadable(line, "'reject_above_ms' must be finite and 'reject_alpha' in (0, 1)");
+      }
+      return WorkerRequest{std::move(m)};
+    }
     if (op == "runoff")
       return WorkerRequest{
           RunoffRequest{candidate_from(j->at("incumbent")), candidate_from(j->at("challenger"))}};
@@ -167,6 +184,7 @@ result<std::variant<MeasureAnswer, RefusedAnswer>> decode_measure_answer(std::st
       a.batched = optional_field<bool>(*j, "batched", false);
       a.warnings = optional_field<std::vector<std::string>>(*j, "warnings", {});
       a.device = optional_field<std::string>(*j, "device", "");
+      a.rejected_early = optional_field<bool>(*j, "rejected_early", false);
     } else if (state == "invalid") {
       a.state.value = InvalidState{j->at("reason").get<std::string>()};
       if (j->contains("fixture_failure"))

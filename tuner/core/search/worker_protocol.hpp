@@ -5,10 +5,12 @@
 //
 //   worker -> {"protocol":1,"ready":true,"pid":123,"device":"NVIDIA H200","driver":"580.159.04",
 //              "arch":"sm_90"}                                   (or "ready":false,"error":"...")
-//   supervisor -> {"op":"measure","config":{"BM":64},"key":"<hex>"}
+//   supervisor -> {"op":"measure","config":{"BM":64},"key":"<hex>"} (with "reject_above_ms":..,
+//              "reject_alpha":.. when the candidate may stop early, early_reject.hpp)
 //   worker -> {"state":"measured","median_ms":..,"min_ms":..,"reps":..,"batched":false,
 //              "warnings":[..],"device":"..","times":{"fixture_ms":..,"load_ms":..,
-//              "setup_ms":..,"warmup_ms":..,"timed_ms":..}}      (or "state":"invalid","reason",
+//              "setup_ms":..,"warmup_ms":..,"timed_ms":..}}      (with "rejected_early":true and
+//              "times.saved_ms" when it stopped early; or "state":"invalid","reason",
 //              with "fixture_failure":".." when the bucket's fixture failed: every candidate of
 //              the bucket would fail the same way)
 //   supervisor -> {"op":"runoff","incumbent":{"config":..,"key":..},"challenger":{...}}
@@ -31,6 +33,7 @@
 #include <tuner/core/base/config.hpp>
 #include <tuner/core/base/result.hpp>
 #include <tuner/core/search/autotuner.hpp>
+#include <tuner/core/search/early_reject.hpp>
 #include <tuner/core/search/trial.hpp>
 
 namespace tune {
@@ -58,6 +61,9 @@ struct CandidateRef {
 /// Set up (gate included) and time one candidate.
 struct MeasureRequest {
   CandidateRef candidate;
+  /// Set when the candidate may stop early (a search candidate with a best so far): the worker
+  /// takes its timed reps in rounds and stops once they are clearly above `above_ms`.
+  std::optional<EarlyReject> reject = std::nullopt;
 };
 
 /// Set up both finalists again and time them in strict alternation.
@@ -72,6 +78,7 @@ using WorkerRequest = std::variant<MeasureRequest, RunoffRequest>;
 struct MeasureAnswer {
   TrialState state;  ///< timings, or the reason the candidate is invalid
   bool batched = false;
+  bool rejected_early = false;  ///< its timed reps stopped early (MeasureRequest::reject)
   std::vector<std::string> warnings;
   std::string device;
   bool exiting = false;  ///< the worker exits after this answer

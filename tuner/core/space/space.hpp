@@ -89,6 +89,12 @@ struct BenchSettings {
   /// are timed with less warm-up and fewer reps (search_bench), the runoff's finalists with
   /// the settings above (docs/measurement.md "The quick preset").
   std::string preset;
+  /// Early rejection of the search's losers (docs/measurement.md "Early rejection"): a search
+  /// candidate stops its timed reps once its median is, with confidence, more than
+  /// `reject_margin_pct` percent above the best so far. Not part of the space's hash: it never
+  /// changes the numbers of a candidate measured in full.
+  bool early_reject = true;
+  double reject_margin_pct = 10;
 };
 
 /// The settings the search's candidates are timed with: `bench` itself, or with the "quick"

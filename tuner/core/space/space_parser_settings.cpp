@@ -152,8 +152,8 @@ bool SpaceParser::reps(const toml::table& t, std::string_view key, int& out) {
 }
 
 bool SpaceParser::read_bench() {
-  constexpr std::string_view keys[] = {"warmup_ms", "rep_ms",   "min_reps",
-                                       "max_reps",  "clear_l2", "preset"};
+  constexpr std::string_view keys[] = {"warmup_ms", "rep_ms", "min_reps",     "max_reps",
+                                       "clear_l2",  "preset", "early_reject", "reject_margin_pct"};
   const toml::table* t = settings_table("bench", keys);
   if (err) return false;
   if (t == nullptr) return true;
@@ -185,6 +185,22 @@ bool SpaceParser::read_bench() {
                           quoted_list({std::begin(presets), std::end(presets)}),
                           n->is_string() ? "'" + v + "'" : kind_of(*n), did_you_mean(v, presets)));
     s.bench_.preset = v;
+  }
+  if (const toml::node* n = t->get("early_reject")) {
+    if (!n->is_boolean())
+      return error_at(
+          *n, fmt::format("'early_reject' in [bench] must be true or false, got {}", kind_of(*n)));
+    s.bench_.early_reject = *n->value<bool>();
+  }
+  std::optional<double> margin;
+  if (!number(*t, "bench", "reject_margin_pct", false, "percent", margin)) return false;
+  if (margin) {
+    if (*margin > 1000)
+      return error_at(*t->get("reject_margin_pct"),
+                      fmt::format("'reject_margin_pct' in [bench] must be at most 1000 (percent "
+                                  "above the best so far), got {}",
+                                  *margin));
+    s.bench_.reject_margin_pct = *margin;
   }
   return true;
 }

@@ -197,6 +197,7 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
       .toolchain(toolchain.fingerprint())
       .require(space.require());
   tuner.search(space.search());  // the strategy, its seed and stop rules, the space's budget
+  if (space.bench().early_reject) tuner.early_reject(space.bench().reject_margin_pct);
   if (job.budget_s) tuner.budget(*job.budget_s);
   std::optional<Config> winner = committed_winner(manifest, job.arch, job.bucket.name);
   if (winner) tuner.soft_incumbent(*winner);
@@ -275,8 +276,8 @@ std::string describe_trial(const Progress& p) {
   const Trial& t = p.trial;
   std::string what;
   if (const auto* m = t.state.measured()) {
-    what =
-        fmt::format("{:.4f} ms ({} reps{})", m->median_ms, m->reps, t.batched ? ", batched" : "");
+    what = fmt::format("{:.4f} ms ({} reps{}{})", m->median_ms, m->reps,
+                       t.batched ? ", batched" : "", t.rejected_early ? ", stopped early" : "");
   } else {
     what = "invalid: " + t.state.invalid()->reason;
   }

@@ -69,7 +69,8 @@ std::vector<std::string> worker_command(const Manifest& manifest, const std::str
 std::string describe_duration(double seconds);
 
 /// The line for one trial, with the search's progress: `[3/12] BM=64,BN=128 0.0123 ms (50
-/// reps, batched); best 0.0119 ms; about 40 s left`.
+/// reps, batched); best 0.0119 ms; about 40 s left` (`10 reps, stopped early` for a candidate
+/// rejected early).
 std::string describe_trial(const Progress& progress);
 
 /// The order in which a search of `configs` is expected to ask for candidates, for
