@@ -243,11 +243,13 @@ TEST(HarnessCheckTest, NanNeverPasses) {
   EXPECT_TRUE(std::isnan(relative_error(std::span<const float>(out), std::span<const float>(ref))));
   EXPECT_THROW_MSG(check_close(out, ref, 1e30, "y"), check_error,
                    "'y' is wrong: relative error nan exceeds 1e+30 (worst at index 1: got nan, "
-                   "expected 2)");
+                   "expected 2; 1 of 3 values off by more than the tolerance, the first at "
+                   "index 1)");
   std::vector<float> inf{1, 2, std::numeric_limits<float>::infinity()};
   EXPECT_THROW_MSG(check_close(inf, ref, 1e30, "y"), check_error,
                    "'y' is wrong: relative error nan exceeds 1e+30 (worst at index 2: got inf, "
-                   "expected 3)");
+                   "expected 3; 1 of 3 values off by more than the tolerance, the first at "
+                   "index 2)");
 }
 
 TEST(HarnessCheckTest, ToleranceAndTheWorstElement) {
@@ -256,7 +258,43 @@ TEST(HarnessCheckTest, ToleranceAndTheWorstElement) {
   EXPECT_NEAR(check_close(out, ref, 0.5), std::sqrt(0.3125) / 2, 1e-12);
   EXPECT_THROW_MSG(check_close(out, ref, 1e-5), check_error,
                    "'output' is wrong: relative error 2.8e-01 exceeds 1e-05 (worst at index 1: "
-                   "got 1.5, expected 1)");
+                   "got 1.5, expected 1; 2 of 4 values off by more than the tolerance, the first "
+                   "at index 1)");
+}
+
+TEST(HarnessCheckTest, MismatchesAreCountedAgainstEachValuesScale) {
+  // The scale of a value is max(|ref|, rms(ref)): a zero in the reference is not held to an
+  // exact match. rms(ref) here is 50.
+  std::vector<double> ref{100, 0, 0, 0};
+  std::vector<double> out{100.8, 0.5, 0.5, 0.5};
+  // Every value within 1e-2 of its scale, the norm of the differences not.
+  EXPECT_THROW_MSG(check_close(out, ref, 1e-2, "y"), check_error,
+                   "'y' is wrong: relative error 1.2e-02 exceeds 1e-02 (worst at index 0: got "
+                   "100.8, expected 100; none of 4 values off by more than the tolerance on its "
+                   "own)");
+  out[3] = 90;
+  EXPECT_THROW_MSG(check_close(out, ref, 1e-2, "y"), check_error,
+                   "'y' is wrong: relative error 9.0e-01 exceeds 1e-02 (worst at index 3: got 90, "
+                   "expected 0; 1 of 4 values off by more than the tolerance, the first at "
+                   "index 3)");
+  // The host report and the formatter, apart: the numbers the device gate fills the same way.
+  const std::span<const double> o(out), r(ref);
+  const detail::CheckFailure f = detail::host_check_failure(o, r, relative_error(o, r), 1e-2);
+  EXPECT_EQ(f.worst, 3u);
+  EXPECT_EQ(f.mismatches, 1u);
+  EXPECT_EQ(f.first_mismatch, 3u);
+  EXPECT_EQ(f.count, 4u);
+  detail::CheckFailure poisoned;
+  poisoned.rel = std::numeric_limits<double>::quiet_NaN();
+  poisoned.tolerance = 1e-6;
+  poisoned.got = -std::numeric_limits<double>::quiet_NaN();  // 0xFF bytes: a negative NaN
+  poisoned.expected = 0.25;
+  poisoned.worst = poisoned.first_mismatch = 7;
+  poisoned.mismatches = 9;
+  poisoned.count = 64;
+  EXPECT_EQ(detail::check_failure_message("out", poisoned),
+            "'out' is wrong: relative error nan exceeds 1e-06 (worst at index 7: got nan, "
+            "expected 0.25; 9 of 64 values off by more than the tolerance, the first at index 7)");
 }
 
 TEST(BenchQuantileTest, InterpolatesLikeNumpy) {

@@ -109,13 +109,22 @@ std::vector<std::function<void()>> BucketContext::take_resets() {
 
 namespace detail {
 
-void throw_check_failure(std::string_view what, double rel, double tolerance, std::size_t first_bad,
-                         double got, double expected) {
-  throw check_error(
-      fmt::format("'{}' is wrong: relative error {:.1e} exceeds {:.0e} (worst at index {}: got {}, "
-                  "expected {})",
-                  what, rel, tolerance, first_bad, std::isnan(got) ? std::abs(got) : got,
-                  expected));  // NaN prints as 'nan' whatever its sign bit (poison is -nan)
+std::string check_failure_message(std::string_view what, const CheckFailure& f) {
+  // NaN prints as 'nan' whatever its sign bit (poison is -nan).
+  auto value = [](double v) { return std::isnan(v) ? std::abs(v) : v; };
+  const std::string off =
+      f.mismatches > 0
+          ? fmt::format("{} of {} values off by more than the tolerance, the first at index {}",
+                        f.mismatches, f.count, f.first_mismatch)
+          : fmt::format("none of {} values off by more than the tolerance on its own", f.count);
+  return fmt::format(
+      "'{}' is wrong: relative error {:.1e} exceeds {:.0e} (worst at index {}: got {}, expected "
+      "{}; {})",
+      what, f.rel, f.tolerance, f.worst, value(f.got), value(f.expected), off);
+}
+
+void throw_check_failure(std::string_view what, const CheckFailure& failure) {
+  throw check_error(check_failure_message(what, failure));
 }
 
 }  // namespace detail

@@ -25,7 +25,8 @@
 //     tune::Function saxpy = ctx.module().function("saxpy");
 //     const unsigned grid = static_cast<unsigned>((n + block - 1) / block);
 //     saxpy.launch(grid, block, 0, ctx.stream(), n, 2.0f, x, y);
-//     ... compute the reference from hx and hy, then
+//     ... compute the reference from hx and hy, then (on the host, or with the reference in a
+//     device buffer, on the device: docs/harness.md "The gate on the device")
 //     tune::check_close(y.download(), reference, 1e-6, "y");
 //     return [=](CUstream s) { saxpy.launch(grid, block, 0, s, n, 2.0f, x, y); };
 //   }
@@ -34,6 +35,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -53,6 +55,10 @@
 #include <tuner/core/space/space.hpp>
 #include <tuner/cuda/driver.hpp>
 #include <tuner/cuda/module.hpp>
+
+/// Defined where `tune::check_close` takes device buffers (docs/harness.md "The gate on the
+/// device"), for a harness that also builds against an older tune.
+#define TUNE_HAS_DEVICE_GATE 1
 
 namespace tune {
 
@@ -220,42 +226,155 @@ double relative_error(std::span<const T> out, std::span<const R> ref) {
 }
 
 namespace detail {
-[[noreturn]] void throw_check_failure(std::string_view what, double rel, double tolerance,
-                                      std::size_t first_bad, double got, double expected);
+
+/// What a failed check says (the same from the host and the device path): the relative error,
+/// where it is worst (the first non-finite output, else the first largest difference) with the
+/// values there, and how many values are off: not finite, or further from the reference than
+/// `tolerance * max(|ref|, rms(ref))`, where rms(ref) is ‖ref‖₂ / √n over the finite outputs.
+struct CheckFailure {
+  double rel = 0;
+  double tolerance = 0;
+  std::size_t worst = 0;
+  double got = 0;
+  double expected = 0;
+  std::size_t mismatches = 0;
+  std::size_t first_mismatch = 0;
+  std::size_t count = 0;
+};
+
+/// `'y' is wrong: relative error 2.8e-01 exceeds 1e-05 (worst at index 1: got 1.5, expected 1;
+/// 2 of 4 values off by more than the tolerance, the first at index 1)`.
+std::string check_failure_message(std::string_view what, const CheckFailure& failure);
+[[noreturn]] void throw_check_failure(std::string_view what, const CheckFailure& failure);
+
+/// The failure report of a host check that did not pass with `rel`.
+template <class T, class R>
+CheckFailure host_check_failure(std::span<const T> out, std::span<const R> ref, double rel,
+                                double tolerance) {
+  CheckFailure f;
+  f.rel = rel;
+  f.tolerance = tolerance;
+  f.count = out.size();
+  // Point at the first non-finite value, else at the largest difference.
+  double worst = -1, ref2 = 0;
+  std::size_t finite = 0;
+  bool nonfinite = false;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const double o = static_cast<double>(out[i]);
+    const double r = static_cast<double>(ref[i]);
+    if (!std::isfinite(o)) {
+      if (!nonfinite) f.worst = i;
+      nonfinite = true;
+      continue;
+    }
+    ref2 += r * r;
+    ++finite;
+    if (!nonfinite && std::abs(o - r) > worst) {
+      worst = std::abs(o - r);
+      f.worst = i;
+    }
+  }
+  const double scale = finite > 0 ? std::sqrt(ref2 / static_cast<double>(finite)) : 0.0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const double o = static_cast<double>(out[i]);
+    const double r = static_cast<double>(ref[i]);
+    if (!std::isfinite(o) || std::abs(o - r) > tolerance * std::max(std::abs(r), scale)) {
+      if (f.mismatches++ == 0) f.first_mismatch = i;
+    }
+  }
+  if (!out.empty()) {
+    f.got = static_cast<double>(out[f.worst]);
+    f.expected = static_cast<double>(ref[f.worst]);
+  }
+  return f;
 }
+
+/// The kinds of values the device gate reads.
+enum class GateKind : int { f32 = 0, f64 = 1 };
+template <class T>
+inline constexpr bool gate_kind_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
+template <class T>
+constexpr GateKind gate_kind() {
+  return std::is_same_v<T, double> ? GateKind::f64 : GateKind::f32;
+}
+
+/// The device gate (tuner/cuda/gate.cu): the relative error of `count` values of `out` against
+/// `ref`, both in the current context, computed on the device; only the norms come back. When
+/// it exceeds `tolerance` (or is NaN) and `failure` is given, two more passes fill it. Waits for
+/// the context's queued work first.
+double device_relative_error(CUdeviceptr out, GateKind out_kind, CUdeviceptr ref, GateKind ref_kind,
+                             std::size_t count, double tolerance, CheckFailure* failure);
+
+}  // namespace detail
 
 /// Checks `out` against the host reference `ref`: passes when `relative_error(out, ref) <=
 /// tolerance`; NaN never passes. Throws tune::check_error, for example
-/// `'y' is wrong: relative error nan exceeds 1e-05 (worst at index 17: got nan, expected
-/// 0.25)`; the index is the first non-finite value, else the largest difference. Returns the
-/// relative error.
+/// `'y' is wrong: relative error nan exceeds 1e-05 (worst at index 17: got nan, expected 0.25;
+/// 3 of 4096 values off by more than the tolerance, the first at index 17)`; the worst index is
+/// the first non-finite value, else the largest difference. Returns the relative error.
 template <class T, class R>
 double check_close(std::span<const T> out, std::span<const R> ref, double tolerance,
                    std::string_view what = "output") {
   const double rel = relative_error(out, ref);
   if (rel <= tolerance) return rel;  // false for NaN
-  // Point at the first non-finite value, else at the largest difference.
-  std::size_t bad = 0;
-  double worst = -1;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const double o = static_cast<double>(out[i]);
-    const double d = std::isfinite(o) ? std::abs(o - static_cast<double>(ref[i]))
-                                      : std::numeric_limits<double>::infinity();
-    if (d > worst) {
-      worst = d;
-      bad = i;
-    }
-    if (!std::isfinite(o)) break;
-  }
-  detail::throw_check_failure(what, rel, tolerance, bad,
-                              out.empty() ? 0.0 : static_cast<double>(out[bad]),
-                              ref.empty() ? 0.0 : static_cast<double>(ref[bad]));
+  detail::throw_check_failure(what, detail::host_check_failure(out, ref, rel, tolerance));
 }
 /// `check_close` for vectors.
 template <class T, class R>
 double check_close(const std::vector<T>& out, const std::vector<R>& ref, double tolerance,
                    std::string_view what = "output") {
   return check_close(std::span<const T>(out), std::span<const R>(ref), tolerance, what);
+}
+
+/// `relative_error` of two device buffers, computed on the device (docs/harness.md "The gate on
+/// the device"): nothing but the norms is downloaded. Float or double values.
+template <class T, class R>
+double relative_error(const DeviceBuffer<T>& out, const DeviceBuffer<R>& ref) {
+  static_assert(detail::gate_kind_v<T> && detail::gate_kind_v<R>,
+                "the device gate compares float or double buffers; for other types compare "
+                "out.download() with a host reference");
+  if (out.size() != ref.size()) {
+    throw error("relative_error: output has " + std::to_string(out.size()) + " values, reference " +
+                std::to_string(ref.size()));
+  }
+  return detail::device_relative_error(out.device_ptr(), detail::gate_kind<T>(), ref.device_ptr(),
+                                       detail::gate_kind<R>(), out.size(), 0, nullptr);
+}
+
+/// `check_close` of an output against a reference kept on the device (a bucket fixture's):
+/// compared on the device, with the host check's rule and message; only the norms and, on a
+/// failure, the worst and first mismatching values come back. Waits for the context's queued
+/// work (the checked launch) first. Float or double values.
+template <class T, class R>
+double check_close(const DeviceBuffer<T>& out, const DeviceBuffer<R>& ref, double tolerance,
+                   std::string_view what = "output") {
+  static_assert(detail::gate_kind_v<T> && detail::gate_kind_v<R>,
+                "the device gate compares float or double buffers; for other types compare "
+                "out.download() with a host reference");
+  if (out.size() != ref.size()) {
+    throw error("check_close: output has " + std::to_string(out.size()) + " values, reference " +
+                std::to_string(ref.size()));
+  }
+  detail::CheckFailure failure;
+  const double rel =
+      detail::device_relative_error(out.device_ptr(), detail::gate_kind<T>(), ref.device_ptr(),
+                                    detail::gate_kind<R>(), out.size(), tolerance, &failure);
+  if (rel <= tolerance) return rel;
+  detail::throw_check_failure(what, failure);
+}
+
+/// A device copy of a host reference, for a fixture to keep (`DeviceBuffer<double>` for a
+/// double reference): upload it once in `prepare`, then every candidate's gate compares on the
+/// device.
+template <class T>
+DeviceBuffer<T> to_device(std::span<const T> host) {
+  DeviceBuffer<T> buffer(static_cast<std::int64_t>(host.size()));
+  buffer.upload(host);
+  return buffer;
+}
+template <class T>
+DeviceBuffer<T> to_device(const std::vector<T>& host) {
+  return to_device(std::span<const T>(host));
 }
 
 /// Everything `prepare` needs about the bucket whose fixture it builds (docs/harness.md

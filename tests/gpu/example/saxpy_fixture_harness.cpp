@@ -1,5 +1,6 @@
 // The example harness of docs/harness.md "Bucket fixtures": the saxpy harness with its inputs
-// and its host reference built once per bucket (prepare) instead of once per candidate.
+// and its reference built once per bucket (prepare) instead of once per candidate, and kept
+// on the device, where the gate compares.
 #include <tuner/cuda/harness.hpp>
 
 #include <cstdint>
@@ -12,7 +13,7 @@ struct Saxpy {
   std::int64_t n = 0;
   float a = 1.5f;
   tune::DeviceBuffer<float> x, y, out;
-  std::vector<double> reference;
+  tune::DeviceBuffer<double> reference;
 };
 
 Saxpy prepare(tune::BucketContext& ctx) {
@@ -23,10 +24,11 @@ Saxpy prepare(tune::BucketContext& ctx) {
   f.out = tune::DeviceBuffer<float>(f.n);
   const std::vector<float> hx = f.x.fill_random(ctx.rng());
   const std::vector<float> hy = f.y.fill_random(ctx.rng());
-  f.reference.resize(hx.size());
+  std::vector<double> reference(hx.size());
   for (std::size_t i = 0; i < hx.size(); ++i)
-    f.reference[i] = static_cast<double>(f.a) * hx[i] + hy[i];
-  ctx.output(f.out);  // poisoned before every candidate
+    reference[i] = static_cast<double>(f.a) * hx[i] + hy[i];
+  f.reference = tune::to_device(reference);  // once: every gate compares on the device
+  ctx.output(f.out);                         // poisoned before every candidate
   return f;
 }
 
@@ -40,7 +42,7 @@ tune::Launch setup(tune::SetupContext& ctx, Saxpy& f) {
   const float a = f.a;
   // The gate: the output was poisoned by the worker; launch once and compare.
   saxpy.launch(grid, threads, 0, ctx.stream(), count, a, f.x, f.y, f.out);
-  tune::check_close(f.out.download(), f.reference, 1e-6, "out");
+  tune::check_close(f.out, f.reference, 1e-6, "out");
   return [=, x = f.x, y = f.y, out = f.out](CUstream stream) {
     saxpy.launch(grid, threads, 0, stream, count, a, x, y, out);
   };

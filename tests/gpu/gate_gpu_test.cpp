@@ -1,0 +1,161 @@
+// The device gate (tuner/cuda/gate.cu): check_close on device buffers agrees with the host
+// check on matching, mismatching and non-finite data, with the same message; the early
+// rejection of the bench stops a slow launch and keeps a fast one.
+#include <tuner/cuda/bench.hpp>
+#include <tuner/cuda/harness.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "test_context.hpp"
+
+namespace tune {
+namespace {
+
+using test::ctx;
+
+// The host check's message, or "" when it passes.
+template <class T, class R>
+std::string host_message(const std::vector<T>& out, const std::vector<R>& ref, double tol) {
+  try {
+    check_close(out, ref, tol, "y");
+  } catch (const check_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+template <class T, class R>
+std::string device_message(const std::vector<T>& out, const std::vector<R>& ref, double tol) {
+  ctx();
+  const DeviceBuffer<T> d_out = to_device(out);
+  const DeviceBuffer<R> d_ref = to_device(ref);
+  try {
+    check_close(d_out, d_ref, tol, "y");
+  } catch (const check_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<float> random_floats(std::size_t n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v)
+    x = static_cast<float>(dist(rng));
+  return v;
+}
+
+TEST(GateGpuTest, MatchingDataPassesWithTheHostsError) {
+  const std::vector<float> ref = random_floats(1 << 20, 1);
+  std::vector<float> out = ref;
+  for (std::size_t i = 0; i < out.size(); i += 7)
+    out[i] *= 1.0f + 1e-7f;
+  ctx();
+  const DeviceBuffer<float> d_out = to_device(out), d_ref = to_device(ref);
+  const double host = relative_error(std::span<const float>(out), std::span<const float>(ref));
+  const double device = check_close(d_out, d_ref, 1e-6, "y");
+  EXPECT_NEAR(device, host, 1e-12 + host * 1e-9);
+  EXPECT_NEAR(relative_error(d_out, d_ref), host, 1e-12 + host * 1e-9);
+  EXPECT_EQ(device_message(out, ref, 1e-6), "");
+}
+
+TEST(GateGpuTest, MismatchesGiveTheHostsMessage) {
+  const std::vector<float> ref = random_floats(3'000'001, 2);
+  std::vector<float> out = ref;
+  out[12345] += 0.5f;
+  out[2'999'999] += 0.75f;  // the worst
+  out[77] += 0.01f;
+  const std::string host = host_message(out, ref, 1e-6);
+  ASSERT_NE(host, "");
+  EXPECT_EQ(device_message(out, ref, 1e-6), host);
+  // A double reference, as fixtures keep them.
+  const std::vector<double> ref64(ref.begin(), ref.end());
+  EXPECT_EQ(device_message(out, ref64, 1e-6), host_message(out, ref64, 1e-6));
+}
+
+TEST(GateGpuTest, NonFiniteOutputsFailAtTheFirstOne) {
+  const std::vector<float> ref = random_floats(100'000, 3);
+  std::vector<float> out = ref;
+  out[4000] = std::numeric_limits<float>::infinity();
+  out[900] = -std::numeric_limits<float>::quiet_NaN();  // what poison leaves
+  out[90'000] = std::numeric_limits<float>::quiet_NaN();
+  const std::string host = host_message(out, ref, 1e30);
+  ASSERT_NE(host.find("worst at index 900: got nan"), std::string::npos) << host;
+  EXPECT_EQ(device_message(out, ref, 1e30), host);
+  ctx();
+  EXPECT_TRUE(std::isnan(relative_error(to_device(out), to_device(ref))));
+  // A poisoned output (every byte 0xFF) fails at index 0.
+  DeviceBuffer<float> poisoned(1000);
+  poisoned.poison();
+  const DeviceBuffer<float> r = to_device(random_floats(1000, 4));
+  try {
+    check_close(poisoned, r, 1e-6, "out");
+    ADD_FAILURE() << "a poisoned output passed";
+  } catch (const check_error& e) {
+    EXPECT_NE(std::string(e.what()).find("(worst at index 0: got nan, expected "),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("1000 of 1000 values off"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GateGpuTest, AZeroReferenceAndSizes) {
+  const std::vector<double> zeros(1000, 0.0);
+  std::vector<double> out(1000, 0.0);
+  out[10] = 3;
+  out[20] = 4;
+  EXPECT_EQ(device_message(out, zeros, 1e-6), host_message(out, zeros, 1e-6));
+  ctx();
+  EXPECT_DOUBLE_EQ(relative_error(to_device(out), to_device(zeros)), 5.0);
+  EXPECT_THROW(check_close(DeviceBuffer<float>(3), DeviceBuffer<float>(4), 1e-6), error);
+}
+
+TEST(GateGpuTest, TheDeviceGateDownloadsLittle) {
+  // 64 MB of output: the device gate against download and host check (printed, not asserted
+  // beyond "faster": the figures are bench/pipeline's).
+  const std::size_t n = 16u << 20;
+  const std::vector<float> ref = random_floats(n, 5);
+  ctx();
+  const DeviceBuffer<float> d_out = to_device(ref), d_ref = to_device(ref);
+  const std::vector<double> href(ref.begin(), ref.end());
+  check_close(d_out, d_ref, 1e-6);  // the module's load, once
+  auto t0 = std::chrono::steady_clock::now();
+  check_close(d_out, d_ref, 1e-6);
+  const double device_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  t0 = std::chrono::steady_clock::now();
+  check_close(d_out.download(), href, 1e-6);
+  const double host_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("gate of 64 MB: device %.2f ms, download and host %.2f ms\n", device_ms, host_ms);
+  EXPECT_LT(device_ms, host_ms);
+}
+
+TEST(BenchEarlyRejectGpuTest, ASlowLaunchStopsAndAFastOneDoesNot) {
+  Context& c = ctx();
+  const Launch slow = [&c](CUstream s) { spin(c, s, 0.2); };
+  BenchOptions options;
+  options.warmup_ms = 2;
+  options.rep_ms = 40;  // 200 planned reps
+  options.reject = EarlyReject{0.1, 0.01};
+  const BenchResult stopped = bench(c, slow, nullptr, options);
+  EXPECT_TRUE(stopped.rejected_early);
+  EXPECT_EQ(stopped.reps, 10);
+  EXPECT_EQ(stopped.samples_ms.size(), 10u);
+  EXPECT_GT(stopped.saved_ms, 100 * 0.2);
+  options.reject = EarlyReject{0.3, 0.01};
+  const BenchResult full = bench(c, slow, nullptr, options);
+  EXPECT_FALSE(full.rejected_early);
+  EXPECT_EQ(full.reps, 200);
+  EXPECT_EQ(full.saved_ms, 0);
+}
+
+}  // namespace
+}  // namespace tune
