@@ -7,11 +7,14 @@
 // With `--batch N` the strategy keeps N configs pending, as a tune that compiles ahead of its
 // measurements does: an outcome is told (the oldest pending, or with `--order shuffled` one
 // drawn at random, as compiles finish out of order), then the strategy proposes again.
-// `--speed` times the strategies themselves instead (speed.hpp).
+// `--speed` times the strategies themselves instead (speed.hpp). `--early-reject` replays every
+// run twice, measuring every candidate in full and with early rejection (the reps of each
+// candidate drawn around its table median), and compares the winners.
 //
 // Usage: bench_search --space S.toml --table T.jsonl [--bucket B] [--seeds 20]
 //                     [--strategies random,anneal,bayes] [--max-fraction 1] [--batch 1]
 //                     [--order fifo|shuffled] [--html F] [--json F]
+//                     [--early-reject [--reject-margin 10]]
 //        bench_search --speed [--strategies ...] [--speed-at 100,500,1000] [--speed-sample 100]
 //                     [--no-before]
 // Exit codes: 0 done, 2 bad input (a table that does not match the space, a space that does not
@@ -25,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -35,6 +39,7 @@
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/record/html_plot.hpp>
 #include <tuner/core/search/autotuner.hpp>
+#include <tuner/core/search/early_reject.hpp>
 #include <tuner/core/search/strategy.hpp>
 #include <tuner/core/search/trial.hpp>
 #include <tuner/core/space/space.hpp>
@@ -129,6 +134,98 @@ class Replay : public tune::Objective {
  private:
   const Table& table_;
 };
+
+// The table as a measurer that stops early (docs/measurement.md "Early rejection"): config k's
+// reps are drawn around its table median, log-normal with the spread its min implies (the
+// smallest of its reps about 2.5 sigma under the median, at least 0.2%), and read at the real
+// looks under the rule the search gives. A rejected trial reports the median and min of the reps
+// it took (so the strategy is told what a tune would tell it); the bench planned the table's reps.
+class RejectingReplay : public tune::Objective {
+ public:
+  RejectingReplay(const Table& table, std::uint64_t seed) : table_(table), rng_(seed) {}
+  const std::vector<tune::Config>& configs() override { return table_.configs; }
+  void reject_above(std::optional<tune::EarlyReject> rule) override { rule_ = rule; }
+  tune::Trial measure(std::size_t k) override {
+    tune::Trial t = table_.trials[k];
+    t.config = {};
+    const auto* m = t.state.measured();
+    if (m == nullptr) return t;
+    const int planned = static_cast<int>(m->reps);
+    planned_ms += planned * m->median_ms;
+    if (rule_) {
+      const double sigma = std::max(0.002, std::log(m->median_ms / m->min_ms) / 2.5);
+      std::normal_distribution<double> z(0, sigma);
+      std::vector<double> samples;
+      const std::vector<int> looks = tune::early_reject_looks(planned);
+      for (int look : looks) {
+        while (static_cast<int>(samples.size()) < look)
+          samples.push_back(m->median_ms * std::exp(z(rng_)));
+        if (tune::clearly_slower(samples, *rule_, static_cast<int>(looks.size()))) {
+          // What the worker reports: the median and min of the reps it took.
+          std::vector<double> sorted = samples;
+          std::sort(sorted.begin(), sorted.end());
+          const double median = (sorted[sorted.size() / 2] + sorted[(sorted.size() - 1) / 2]) / 2;
+          t.rejected_early = true;
+          t.state.value = tune::MeasuredState{median, sorted.front(), look};
+          saved_ms += (planned - look) * m->median_ms;
+          break;
+        }
+      }
+    }
+    return t;
+  }
+  double planned_ms = 0;  // the timed reps the bench would take, every candidate in full
+  double saved_ms = 0;    // the reps the rejected candidates skipped
+
+ private:
+  const Table& table_;
+  std::mt19937_64 rng_;
+  std::optional<tune::EarlyReject> rule_;
+};
+
+// One run searched twice, in full and with early rejection: the winners' table medians, and
+// the share of the timed reps the rejecting one skipped.
+struct RejectRun {
+  double full_ms = 0;
+  double rejecting_ms = 0;
+  double saved_share = 0;
+  std::size_t rejected = 0;
+  std::size_t trials = 0;
+};
+
+RejectRun replay_rejecting(const Table& table, const tune::Space& space,
+                           const std::string& strategy, std::uint64_t seed, std::int64_t max_evals,
+                           double margin_pct) {
+  tune::SearchSettings settings = space.search();
+  settings.strategy = strategy;
+  settings.seed = seed;
+  settings.options.clear();
+  settings.max_evals = max_evals;
+  settings.budget_s.reset();
+  settings.patience.reset();
+  auto winner_ms = [&](const tune::result<tune::Output>& out) {
+    if (!out) throw tune::error(out.error().str());
+    return out->best_index ? out->trials[*out->best_index].state.measured()->median_ms
+                           : std::numeric_limits<double>::quiet_NaN();
+  };
+  RejectingReplay full(table, seed);
+  RejectRun r;
+  r.full_ms = winner_ms(tune::Autotuner(space.kernel())
+                            .require(space.require())
+                            .search(settings)
+                            .run_objective(full));
+  RejectingReplay rejecting(table, seed);
+  const tune::result<tune::Output> out = tune::Autotuner(space.kernel())
+                                             .require(space.require())
+                                             .search(settings)
+                                             .early_reject(margin_pct)
+                                             .run_objective(rejecting);
+  r.rejecting_ms = winner_ms(out);
+  r.rejected = out->rejected_early;
+  r.trials = out->trials.size();
+  r.saved_share = rejecting.planned_ms > 0 ? rejecting.saved_ms / rejecting.planned_ms : 0;
+  return r;
+}
 
 // How a replay feeds the strategy: `batch` configs pending (1: one at a time, through the
 // Autotuner as a tune does), their outcomes told oldest first or in a shuffled order.
@@ -237,6 +334,37 @@ std::string percent(std::optional<double> f) {
 
 }  // namespace
 
+// The --early-reject report: per strategy, over its seeds, how often the rejecting search won
+// with the full search's winner, its worst regret, and the share of timed reps it saved.
+void report_rejecting(const Table& table, const tune::Space& space,
+                      const std::vector<std::string>& names, int seeds, std::int64_t max_evals,
+                      double margin_pct) {
+  std::printf("early rejection (margin %.0f%%, alpha %.2g) against the full search, over seeds:\n",
+              margin_pct, tune::EarlyReject{}.alpha);
+  std::printf("%-10s %12s %14s %16s %18s\n", "strategy", "same winner", "worst regret",
+              "stopped early", "timed reps saved");
+  for (const std::string& name : names) {
+    int same = 0, runs = 0;
+    double worst = 0, saved = 0;
+    std::size_t rejected = 0, trials = 0;
+    for (int seed = 1; seed <= (name == "grid" ? 1 : seeds); ++seed) {
+      const RejectRun r = replay_rejecting(table, space, name, static_cast<std::uint64_t>(seed),
+                                           max_evals, margin_pct);
+      ++runs;
+      same += r.rejecting_ms == r.full_ms ? 1 : 0;
+      worst = std::max(worst, r.rejecting_ms / r.full_ms - 1);
+      saved += r.saved_share;
+      rejected += r.rejected;
+      trials += r.trials;
+    }
+    std::printf(
+        "%-10s %6d of %-3d %13.2f%% %9.1f%% of trials %13.1f%%\n", name.c_str(), same, runs,
+        100 * worst,
+        100 * static_cast<double>(rejected) / static_cast<double>(std::max<std::size_t>(1, trials)),
+        100 * saved / runs);
+  }
+}
+
 int main(int argc, char** argv) {
   CLI::App app("Replay a complete measured table through each search strategy");
   std::string space_path, table_path, bucket_name, html_out, json_out;
@@ -273,6 +401,12 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   bool no_before = false;
   app.add_flag("--no-before", no_before, "--speed: leave out the old bayes (it is slow)");
+  bool early_reject = false;
+  double reject_margin = 10;
+  app.add_flag("--early-reject", early_reject,
+               "replay every run in full and with early rejection, and compare the winners");
+  app.add_option("--reject-margin", reject_margin, "--early-reject: the margin, in percent")
+      ->check(CLI::Range(0.0, 1000.0));
   CLI11_PARSE(app, argc, argv);
   feed.shuffled = order == "shuffled";
   try {
@@ -343,6 +477,10 @@ int main(int argc, char** argv) {
                     : fmt::format("; batch {}, outcomes told {}", feed.batch,
                                   feed.shuffled ? "in a shuffled order" : "oldest first")
                           .c_str());
+    if (early_reject) {
+      report_rejecting(*table, *space, names, seeds, max_evals, reject_margin);
+      return 0;
+    }
     std::printf(
         "evaluations to reach the optimum x factor, as a fraction of the valid configs "
         "(median / p90 over seeds):\n");

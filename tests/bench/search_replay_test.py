@@ -12,6 +12,7 @@ import argparse
 import json
 import math
 import shutil
+import re
 import subprocess
 import sys
 import unittest
@@ -126,6 +127,31 @@ class SearchReplay(unittest.TestCase):
         # Grid told oldest first visits in enumeration order, as with one at a time.
         self.assertAlmostEqual(json.loads((ARGS.work / "batch_fifo.json").read_text())
                                ["strategies"]["grid"]["1.00x"]["median"], 191 / 279)
+
+    def test_early_rejection_keeps_the_winner_and_stops_the_slow(self):
+        # The same table with 200 reps per config, so that candidates have looks to stop at.
+        lines = table_lines()
+        slow = [lines[0]] + [json.dumps(dict(json.loads(l), reps=200)) if '"measured"' in l else l
+                             for l in lines[1:]]
+        table = self.write("reps200.jsonl", slow)
+        args = ["--space", self.space, "--table", table, "--seeds", 4,
+                "--strategies", "grid,random,anneal", "--early-reject"]
+        r = run(*args)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("early rejection (margin 10%, alpha 0.01) against the full search", r.stdout)
+        rows = {m.group(1): m for m in re.finditer(
+            r"\n(\w+) +(\d+) of (\d+) +([0-9.]+)% +([0-9.]+)% of trials +([0-9.]+)%", r.stdout)}
+        self.assertEqual(sorted(rows), ["anneal", "grid", "random"], r.stdout)
+        for name, m in rows.items():
+            self.assertEqual(m.group(2), m.group(3), name)  # the same winner in every run
+            self.assertEqual(float(m.group(4)), 0.0, name)
+            self.assertGreater(float(m.group(5)), 10.0, name)  # the bowl's far side stops
+            self.assertGreater(float(m.group(6)), 10.0, name)
+        self.assertEqual(run(*args).stdout, r.stdout)
+        # A margin no candidate exceeds: nothing stops.
+        none = run(*args, "--reject-margin", 1000)
+        self.assertEqual(none.returncode, 0, none.stdout + none.stderr)
+        self.assertRegex(none.stdout, r"\ngrid +1 of 1 +0\.00% +0\.0% of trials +0\.0%")
 
     def test_speed_times_the_strategies_and_the_old_bayes(self):
         r = run("--speed", "--speed-at", "20,40", "--speed-sample", 5,
