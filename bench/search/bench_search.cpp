@@ -137,12 +137,13 @@ class Replay : public tune::Objective {
 
 // The table as a measurer that stops early (docs/measurement.md "Early rejection"): config k's
 // reps are drawn around its table median, log-normal with the spread its min implies (the
-// smallest of its reps about 2.5 sigma under the median, at least 0.2%), and read at the real
-// looks under the rule the search gives. A rejected trial reports the median and min of the reps
-// it took (so the strategy is told what a tune would tell it); the bench planned the table's reps.
+// smallest of its reps about 2.5 sigma under the median, at least 0.2%), the same draws for a
+// seed with and without a rule, and read at the real looks under the rule the search gives. A
+// trial reports the median and min of the reps it took, all the table's reps when it was not
+// stopped, so the strategy is told what a tune would tell it.
 class RejectingReplay : public tune::Objective {
  public:
-  RejectingReplay(const Table& table, std::uint64_t seed) : table_(table), rng_(seed) {}
+  RejectingReplay(const Table& table, std::uint64_t seed) : table_(table), seed_(seed) {}
   const std::vector<tune::Config>& configs() override { return table_.configs; }
   void reject_above(std::optional<tune::EarlyReject> rule) override { rule_ = rule; }
   tune::Trial measure(std::size_t k) override {
@@ -152,26 +153,37 @@ class RejectingReplay : public tune::Objective {
     if (m == nullptr) return t;
     const int planned = static_cast<int>(m->reps);
     planned_ms += planned * m->median_ms;
+    // Config k's reps: the same draws in the full and in the rejecting replay of a seed.
+    std::mt19937_64 rng(seed_ * 0x9e3779b97f4a7c15ULL + k);
+    const double sigma = std::max(0.002, std::log(m->median_ms / m->min_ms) / 2.5);
+    std::normal_distribution<double> z(0, sigma);
+    std::vector<double> samples;
+    auto draw_to = [&](int n) {
+      while (static_cast<int>(samples.size()) < n)
+        samples.push_back(m->median_ms * std::exp(z(rng)));
+    };
+    // What the worker reports: the median and min of the reps it took.
+    auto report = [&] {
+      std::vector<double> sorted = samples;
+      std::sort(sorted.begin(), sorted.end());
+      const double median = (sorted[sorted.size() / 2] + sorted[(sorted.size() - 1) / 2]) / 2;
+      t.state.value =
+          tune::MeasuredState{median, sorted.front(), static_cast<std::int64_t>(samples.size())};
+    };
     if (rule_) {
-      const double sigma = std::max(0.002, std::log(m->median_ms / m->min_ms) / 2.5);
-      std::normal_distribution<double> z(0, sigma);
-      std::vector<double> samples;
       const std::vector<int> looks = tune::early_reject_looks(planned);
       for (int look : looks) {
-        while (static_cast<int>(samples.size()) < look)
-          samples.push_back(m->median_ms * std::exp(z(rng_)));
+        draw_to(look);
         if (tune::clearly_slower(samples, *rule_, static_cast<int>(looks.size()))) {
-          // What the worker reports: the median and min of the reps it took.
-          std::vector<double> sorted = samples;
-          std::sort(sorted.begin(), sorted.end());
-          const double median = (sorted[sorted.size() / 2] + sorted[(sorted.size() - 1) / 2]) / 2;
           t.rejected_early = true;
-          t.state.value = tune::MeasuredState{median, sorted.front(), look};
           saved_ms += (planned - look) * m->median_ms;
-          break;
+          report();
+          return t;
         }
       }
     }
+    draw_to(planned);
+    report();
     return t;
   }
   double planned_ms = 0;  // the timed reps the bench would take, every candidate in full
@@ -179,7 +191,7 @@ class RejectingReplay : public tune::Objective {
 
  private:
   const Table& table_;
-  std::mt19937_64 rng_;
+  std::uint64_t seed_;
   std::optional<tune::EarlyReject> rule_;
 };
 
@@ -205,8 +217,11 @@ RejectRun replay_rejecting(const Table& table, const tune::Space& space,
   settings.patience.reset();
   auto winner_ms = [&](const tune::result<tune::Output>& out) {
     if (!out) throw tune::error(out.error().str());
-    return out->best_index ? out->trials[*out->best_index].state.measured()->median_ms
-                           : std::numeric_limits<double>::quiet_NaN();
+    if (!out->best) return std::numeric_limits<double>::quiet_NaN();
+    // The winner's table median: both replays are judged by the table, not by their draws.
+    const auto k = static_cast<std::size_t>(
+        std::find(table.configs.begin(), table.configs.end(), *out->best) - table.configs.begin());
+    return table.trials.at(k).state.measured()->median_ms;
   };
   RejectingReplay full(table, seed);
   RejectRun r;
