@@ -49,6 +49,7 @@ void to_json(json& j, const BucketResult& r) {
        {"best", nullptr}};
   if (r.fixture_failure) j["fixture_failure"] = *r.fixture_failure;
   if (r.harness_failure) j["harness_failure"] = *r.harness_failure;
+  if (!r.prior.is_null()) j["prior"] = r.prior;
   if (r.best) {
     const MeasuredWinner& b = *r.best;
     j["best"] = {{"config_id", b.config.id()},
@@ -79,6 +80,7 @@ void from_json(const json& j, BucketResult& r) {
   r.harness_failure = optional_from<std::string>(j, "harness_failure");
   r.runoff = optional_from<RunoffStats>(j, "runoff");
   r.workers_started = j.value("workers_started", 0);
+  r.prior = j.value("prior", json());
   r.best.reset();
   if (const json& b = j.at("best"); !b.is_null()) {
     MeasuredWinner w;
@@ -132,6 +134,7 @@ Record assemble_record(const Workspace& workspace, const std::vector<BucketResul
     e.cache_key = r.best->cache_key;
     e.source = "measured";
     e.runoff = r.runoff ? nlohmann::json(*r.runoff) : nlohmann::json();
+    e.prior = r.prior;
     record.insert(std::move(e));
   }
   return record;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include <tuner/core/base/config.hpp>
 #include <tuner/core/base/result.hpp>
@@ -60,6 +60,9 @@ struct BucketResult {
   std::optional<RunoffStats> runoff;   ///< when a runoff decided (or a forfeit)
   std::optional<MeasuredWinner> best;  ///< nullopt: no winner
   int workers_started = 0;
+  /// The prior the search started from (a warm re-tune): `{"from", "tuner", "configs",
+  /// "top_k"}`; null when none.
+  nlohmann::json prior;
 
   /// The result file's JSON (pretty-printed, trailing newline).
   std::string dump() const;

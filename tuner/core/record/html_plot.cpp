@@ -48,10 +48,10 @@ div.bar{height:12px;background:#9bb7d9}div.best-bar{background:#2a9d4b}
 .row>div{display:inline-block;vertical-align:top;margin-right:3em}
 th{font-weight:600;color:#555}.warning{color:#a60}
 .plot text{font-size:11px;fill:#333}.axis{stroke:#888}
-.search{fill:#777}.required{fill:#1f5fbf}.runoff{fill:#e08a00}
+.search{fill:#777}.required{fill:#1f5fbf}.runoff{fill:#e08a00}.prior{fill:#2a9d3f}
 .invalid{stroke:#c0392b;stroke-width:2}.best{fill:none;stroke:#2a9d4b;stroke-width:1.5}
 .bar{fill:#9bb7d9}.best-bar{fill:#2a9d4b}
-.k-required{color:#1f5fbf}.k-search{color:#777}.k-runoff{color:#e08a00}
+.k-required{color:#1f5fbf}.k-search{color:#777}.k-runoff{color:#e08a00}.k-prior{color:#2a9d3f}
 .k-invalid{color:#c0392b}.k-best{color:#2a9d4b}
 .mark{stroke:#e08a00;stroke-dasharray:4 3}
 .s0,.s1,.s2,.s3,.s4,.s5{fill:none;stroke-width:1.5}

@@ -95,6 +95,7 @@ json Record::to_json() const {
                           : json(nullptr);
     je["source"] = e.source;
     je["runoff"] = e.runoff;
+    if (!e.prior.is_null()) je["prior"] = e.prior;
     j["entries"].push_back(std::move(je));
   }
   return j;

@@ -62,6 +62,9 @@ struct RecordEntry {
   /// The runoff's statistics (RunoffStats's JSON, tuner/core/search/runoff.hpp), null when none
   /// ran.
   nlohmann::json runoff;
+  /// The prior a warm re-tune started from (`{"from", "tuner", "configs", "top_k"}`,
+  /// docs/search.md "Re-tunes start from what was measured"); null (and not written) when none.
+  nlohmann::json prior;
 };
 
 /// What the running build is: what a record must match, and the context it is compared with.

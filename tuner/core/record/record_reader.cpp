@@ -110,6 +110,11 @@ struct RecordReader {
     }
     const json* runoff = find(e, "runoff", where, false);
     if (runoff != nullptr) out.runoff = *runoff;
+    const json* prior = find(e, "prior", where, false);
+    if (prior != nullptr && !prior->is_null()) {
+      if (!prior->is_object()) bad(where + "prior", "an object or null", *prior);
+      out.prior = *prior;
+    }
     return out;
   }
 

@@ -10,10 +10,16 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/core/search/file_lock.hpp>
+#include <tuner/core/search/prior.hpp>
 #include <tuner/core/search/strategy.hpp>
 #include <tuner/core/space/space.hpp>
 
 namespace tune {
+
+nlohmann::json to_json(const PriorUse& p) {
+  return {{"from", p.from}, {"tuner", p.tuner}, {"configs", p.configs}, {"top_k", p.top_k}};
+}
 
 namespace {
 
@@ -34,9 +40,14 @@ class SearchRun {
     out_.warnings.push_back(w);
   }
   void prune();
+  LogHeader expected_header() const;
+  void set_aside_stale_log();
+  void load_prior();
+  void measure_prior();
   std::optional<diagnostic> open_log();
   std::optional<diagnostic> find_incumbents();
-  bool take(std::size_t k, Phase phase, bool may_reject = false);
+  bool take(std::size_t k, Phase phase, bool may_reject = false,
+            std::optional<int> prior_rank = std::nullopt);
   std::optional<EarlyReject> reject_rule() const;
   bool budget_left() const;
   Progress progress(bool resumed) const;
@@ -76,10 +87,19 @@ class SearchRun {
   std::size_t measured_ = 0;         // trials measured now (not adopted)
   std::optional<double> best_seen_;  // for progress displays
   std::optional<double> best_full_;  // the best median measured in full: early rejection's
+  // A warm re-tune (docs/search.md "Re-tunes start from what was measured"): the prior, what
+  // the strategy is told of it, its best configs in the space (k, rank) and the stop rule.
+  std::optional<Prior> prior_;
+  PriorValues prior_values_;
+  std::vector<std::pair<std::size_t, int>> prior_top_;
+  std::size_t new_proposals_ = 0;  // taken from the strategy
+  std::size_t since_margin_ = 0;   // evaluations since one beat the best by the margin
 };
 
 result<Output> SearchRun::run() {
   prune();
+  set_aside_stale_log();
+  if (s_.search.retune == "warm") load_prior();
   // The log first, so that a later error still leaves a headed log.
   if (auto d = open_log()) return fail(*d);
   if (auto d = find_incumbents()) return fail(*d);
@@ -94,6 +114,7 @@ result<Output> SearchRun::run() {
     }
   }
   soft_incumbent();
+  measure_prior();
   search();
   choose_best();
   if (out_.best_index && !s_.maximize) runoff();
@@ -112,13 +133,8 @@ void SearchRun::prune() {
   visited_.assign(pruned_.size(), false);
 }
 
-// Opens the log and reads the resume state: measured trials still in the space, with the
-// current cache key.
-std::optional<diagnostic> SearchRun::open_log() {
-  keys_.resize(pruned_.size());
-  for (std::size_t k = 0; k < pruned_.size(); ++k)
-    keys_[k] = objective_.cache_key(space_[k]);
-  if (!s_.log_path) return std::nullopt;
+// The header this run's log must have (the prior aside: it is not compared).
+LogHeader SearchRun::expected_header() const {
   LogHeader header;
   header.tuner = s_.name;
   header.space_hash = s_.space_hash ? *s_.space_hash : Space::pruned_space_hash(pruned_);
@@ -127,6 +143,109 @@ std::optional<diagnostic> SearchRun::open_log() {
   header.toolchain = s_.toolchain;
   header.objective = s_.maximize ? "maximize" : "minimize";
   header.search = s_.search.identity();
+  return header;
+}
+
+// A log of this search measured for another source, toolchain or space (and in nothing else
+// another search's, its strategy aside) is moved to the prior's place, so that a new log starts; a
+// header-only one is removed. Anything else about the log (unreadable, another search, locked by a
+// writer) is left for open_log, which refuses it as before.
+void SearchRun::set_aside_stale_log() {
+  if (!s_.log_path || !s_.prior_log) return;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(*s_.log_path, ec)) return;
+  result<LogContents> logged = read_log(*s_.log_path);
+  if (!logged) return;
+  const LogHeader expected = expected_header();
+  LogHeader same = logged->header;
+  same.prior = nullptr;
+  // What makes it stale; the strategy may differ too (its trials are as good a prior).
+  LogHeader stale = same;
+  stale.search = expected.search;
+  std::vector<std::string> changed = header_differences(stale, expected);
+  if (changed.empty()) return;  // the same search (or only another strategy: refused later)
+  stale.space_hash = expected.space_hash;
+  stale.source_hash = expected.source_hash;
+  stale.toolchain = expected.toolchain;
+  if (!header_differences(stale, expected).empty()) return;  // another search: refused later
+  result<FileLock> lock = FileLock::try_lock(*s_.log_path, "log");
+  if (!lock) return;  // a writer holds it: refused later, naming it
+  std::string what;
+  for (const std::string& d : changed)
+    what += (what.empty() ? "" : ", ") + d.substr(0, d.find(' '));
+  if (logged->trials.empty()) {
+    std::filesystem::remove(*s_.log_path);
+    warn(fmt::format("{} held no trial of this {}; removed", s_.log_path->string(), what));
+    return;
+  }
+  std::filesystem::rename(*s_.log_path, *s_.prior_log, ec);
+  if (ec)
+    throw error(fmt::format("cannot move '{}' to '{}': {}", s_.log_path->string(),
+                            s_.prior_log->string(), ec.message()));
+  warn(fmt::format("{} was measured for another {} ({} trials); kept as the prior {}",
+                   s_.log_path->string(), what, logged->trials.size(), s_.prior_log->string()));
+}
+
+// The prior: the bucket's own (prior_log), else the first usable fallback. One that cannot be
+// used is skipped with a warning.
+void SearchRun::load_prior() {
+  std::vector<std::pair<std::filesystem::path, bool>> candidates;  // path, any bucket
+  if (s_.prior_log) candidates.emplace_back(*s_.prior_log, false);
+  for (const std::filesystem::path& p : s_.prior_fallbacks)
+    candidates.emplace_back(p, true);
+  for (const auto& [path, any_bucket] : candidates) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) continue;
+    result<Prior> p = read_prior(path, s_.name, any_bucket, s_.maximize);
+    if (!p) {
+      warn(fmt::format("prior not used: {}", p.error().str()));
+      continue;
+    }
+    PriorValues values = prior_values(*p, pruned_, s_.maximize);
+    if (std::none_of(values.begin(), values.end(), [](const auto& v) { return v.has_value(); })) {
+      warn(fmt::format("prior not used: {}: none of its configs is in the space now",
+                       path.string()));
+      continue;
+    }
+    for (const std::string& w : p->warnings)
+      warn(w);
+    PriorUse use{path.string(), p->tuner, 0, 0};
+    int rank = 0;
+    for (const auto& [config, value] : p->ranked) {
+      ++rank;
+      auto it = position_.find(config.id());
+      if (it == position_.end()) continue;  // no longer in the space
+      ++use.configs;
+      if (prior_top_.size() < static_cast<std::size_t>(s_.search.prior_top_k))
+        prior_top_.emplace_back(it->second, rank);
+    }
+    use.top_k = prior_top_.size();
+    out_.prior = use;
+    prior_values_ = std::move(values);
+    prior_.emplace(std::move(*p));
+    return;
+  }
+}
+
+// The prior's best configs in the space, right after the incumbents (one measured already is
+// not measured again); the budget is checked before each measurement, as in the search.
+void SearchRun::measure_prior() {
+  for (const auto& [k, rank] : prior_top_) {
+    if (visited_[k]) continue;
+    if (!adopt_.contains(pruned_[k].id()) && !budget_left()) return;
+    take(k, Phase::search, /*may_reject=*/true, rank);
+  }
+}
+
+// Opens the log and reads the resume state: measured trials still in the space, with the
+// current cache key.
+std::optional<diagnostic> SearchRun::open_log() {
+  keys_.resize(pruned_.size());
+  for (std::size_t k = 0; k < pruned_.size(); ++k)
+    keys_[k] = objective_.cache_key(space_[k]);
+  if (!s_.log_path) return std::nullopt;
+  LogHeader header = expected_header();
+  if (out_.prior) header.prior = to_json(*out_.prior);
   result<TrialLog> opened = TrialLog::open(*s_.log_path, header);
   if (!opened) return opened.error();
   log_.emplace(std::move(*opened));
@@ -161,7 +280,8 @@ std::optional<EarlyReject> SearchRun::reject_rule() const {
 
 // Adopts or measures the k-th config; returns whether it was measured now. `may_reject`: a
 // search candidate, measured under the early-rejection rule.
-bool SearchRun::take(std::size_t k, Phase phase, bool may_reject) {
+// `prior_rank`: one of the prior's best, measured first.
+bool SearchRun::take(std::size_t k, Phase phase, bool may_reject, std::optional<int> prior_rank) {
   visited_[k] = true;
   bool resumed = false;
   if (auto it = adopt_.find(pruned_[k].id()); it != adopt_.end()) {
@@ -175,6 +295,7 @@ bool SearchRun::take(std::size_t k, Phase phase, bool may_reject) {
     if (!may_reject || !t.is_measured()) t.rejected_early = false;
     t.config = pruned_[k];
     t.phase = phase;
+    t.prior_rank = prior_rank;
     if (t.time.empty()) t.time = utc_now_iso8601();
     if (!t.cache_key) t.cache_key = keys_[k];
     if (log_) log_->append(t);
@@ -252,6 +373,12 @@ void SearchRun::tell(std::size_t k) {
     value = s_.maximize ? -std::log(m->median_ms) : std::log(m->median_ms);
   strategy_->tell(k, value);
   ++evaluations_;
+  // A warm re-tune's stop counts what beats the best by more than the runoff's margin.
+  const double margin = std::log1p(s_.runoff_policy.margin_pct / 100);
+  if (value && (!best_value_ || *value < *best_value_ - margin))
+    since_margin_ = 0;
+  else
+    ++since_margin_;
   if (value && (!best_value_ || *value < *best_value_ - 1e-12)) {
     best_value_ = value;
     since_improvement_ = 0;
@@ -267,6 +394,17 @@ bool SearchRun::stop_rule_hit() {
   if (search.max_evals && evaluations_ >= static_cast<std::size_t>(*search.max_evals)) {
     out_.stopped_by = "max_evals";
     return true;
+  }
+  if (prior_) {
+    // A warm re-tune: at least retune_min_new proposals after the prior's best, then `patience`
+    // (default 16) evaluations in which none beat the best by more than the runoff's margin.
+    const auto patience = static_cast<std::size_t>(search.patience.value_or(16));
+    if (best_value_ && new_proposals_ >= static_cast<std::size_t>(search.retune_min_new) &&
+        since_margin_ >= patience) {
+      out_.stopped_by = "warm";
+      return true;
+    }
+    return false;
   }
   if (search.patience && best_value_ &&
       since_improvement_ >= static_cast<std::size_t>(*search.patience)) {
@@ -288,7 +426,7 @@ void SearchRun::adopt_the_rest() {
 // before a measurement (adopting a logged trial costs nothing and is taken whatever the budget).
 void SearchRun::search() {
   index_.emplace(pruned_);
-  strategy_ = make_strategy(s_.search, *index_);
+  strategy_ = make_strategy(s_.search, *index_, prior_values_);
   for (std::size_t i = 0; i < out_.trials.size(); ++i) {
     const std::size_t k = position_.at(out_.trials[i].id());
     const auto* m = out_.trials[i].state.measured();
@@ -311,6 +449,7 @@ void SearchRun::search() {
       break;
     }
     take(*k, Phase::search, /*may_reject=*/true);
+    ++new_proposals_;
     tell(*k);
   }
   adopt_the_rest();

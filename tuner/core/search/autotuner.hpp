@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <tuner/core/base/config.hpp>
 #include <tuner/core/base/result.hpp>
 #include <tuner/core/search/early_reject.hpp>
@@ -107,6 +109,17 @@ class ForwardingObjective : public Objective {
   Objective& inner_;  ///< the wrapped objective, for an adapter's own overrides
 };
 
+/// The prior a run started from (docs/search.md "Re-tunes start from what was measured").
+struct PriorUse {
+  std::string from;         ///< the log it was read from
+  std::string tuner;        ///< that log's `<kernel>/<bucket>`
+  std::size_t configs = 0;  ///< its measured configs that are in this run's pruned space
+  std::size_t top_k = 0;    ///< of them, how many were to be measured first
+};
+
+/// `{"from", "tuner", "configs", "top_k"}`.
+nlohmann::json to_json(const PriorUse& prior);
+
 /// What a run found.
 struct Output {
   /// One trial per config visited, adopted from the log or measured now: incumbents first (in
@@ -125,8 +138,9 @@ struct Output {
   std::size_t resumed = 0;
   /// Whether the budget ran out before every candidate was visited.
   bool budget_exhausted = false;
-  /// What ended the search before the strategy ran out of configs: "budget", "max_evals" or
-  /// "patience"; nullopt when it ran out (grid and random: the whole space was visited).
+  /// What ended the search before the strategy ran out of configs: "budget", "max_evals",
+  /// "patience" or "warm" (a warm re-tune's stop); nullopt when it ran out (grid and random:
+  /// the whole space was visited).
   std::optional<std::string> stopped_by;
   /// Configs of the pruned space never visited.
   std::size_t unvisited = 0;
@@ -143,6 +157,8 @@ struct Output {
   /// skipped (estimated; the trials' `times.saved_ms`, measured now or adopted).
   std::size_t rejected_early = 0;
   double saved_ms = 0;
+  /// The prior the search started from, when it used one (a warm re-tune).
+  std::optional<PriorUse> prior;
 };
 
 /// One step of a run, for progress displays.
@@ -180,6 +196,16 @@ class Autotuner {
   Autotuner& arch(std::string arch);
   /// Makes the run resumable through this trial log.
   Autotuner& log(std::filesystem::path path);
+  /// The log's prior (docs/search.md "Re-tunes start from what was measured"): a log at
+  /// `log()` that belongs to this search but for another source, toolchain or space is moved
+  /// here (replacing what was there) and a new log is started; unless `[search] retune =
+  /// "full"`, the prior is read from here, its best configs (`prior_top_k`) are measured after
+  /// the incumbents, the strategy is guided by it and the search stops early (`retune_min_new`,
+  /// `patience`). A prior that cannot be used is skipped with a warning: it never fails the run.
+  Autotuner& prior_log(std::filesystem::path path);
+  /// Logs of the same kernel (another bucket, another arch) read as the prior, the first that
+  /// is usable, when `prior_log` has none.
+  Autotuner& prior_fallbacks(std::vector<std::filesystem::path> paths);
   /// The space hash in the log header. Default: the pruned space's hash
   /// (`Space::pruned_space_hash`).
   Autotuner& space_hash(std::string hash);
@@ -232,6 +258,8 @@ class Autotuner {
     SearchSettings search;
     std::string arch;
     std::optional<std::filesystem::path> log_path;
+    std::optional<std::filesystem::path> prior_log;
+    std::vector<std::filesystem::path> prior_fallbacks;
     std::optional<std::string> space_hash;
     std::optional<std::string> source_hash;
     std::optional<std::string> toolchain;

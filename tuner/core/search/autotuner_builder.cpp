@@ -44,6 +44,14 @@ Autotuner& Autotuner::log(std::filesystem::path path) {
   settings_.log_path = std::move(path);
   return *this;
 }
+Autotuner& Autotuner::prior_log(std::filesystem::path path) {
+  settings_.prior_log = std::move(path);
+  return *this;
+}
+Autotuner& Autotuner::prior_fallbacks(std::vector<std::filesystem::path> paths) {
+  settings_.prior_fallbacks = std::move(paths);
+  return *this;
+}
 Autotuner& Autotuner::space_hash(std::string hash) {
   settings_.space_hash = std::move(hash);
   return *this;

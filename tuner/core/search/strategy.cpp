@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -138,14 +139,17 @@ std::optional<std::size_t> Strategy::next() {
 namespace {
 
 /// A strategy whose order does not depend on the outcomes (grid, random): each proposal is the
-/// next open config of its order.
+/// next open config of its order, after the prior's configs, best first, when it has a prior.
 class FixedOrder : public Strategy {
  public:
-  explicit FixedOrder(std::size_t n) : ledger_(n) {}
+  FixedOrder(std::size_t n, const PriorValues& prior) : ledger_(n), ranked_(prior_ranking(prior)) {}
   std::vector<std::size_t> propose(std::size_t n) final {
     std::vector<std::size_t> out;
     while (out.size() < n) {
-      const std::optional<std::size_t> k = next_open();
+      std::optional<std::size_t> k;
+      while (!k && ranked_head_ < ranked_.size())
+        if (const std::size_t r = ranked_[ranked_head_++]; ledger_.open(r)) k = r;
+      if (!k) k = next_open();
       if (!k) break;
       ledger_.propose(*k);
       out.push_back(*k);
@@ -168,11 +172,15 @@ class FixedOrder : public Strategy {
   virtual void withdrawn(std::size_t k) { (void)k; }
 
   Ledger ledger_;
+
+ private:
+  std::vector<std::size_t> ranked_;  // the prior's configs, best first
+  std::size_t ranked_head_ = 0;      // the next of them to propose
 };
 
 class GridStrategy final : public FixedOrder {
  public:
-  explicit GridStrategy(std::size_t n) : FixedOrder(n) {}
+  GridStrategy(std::size_t n, const PriorValues& prior) : FixedOrder(n, prior) {}
 
  private:
   std::optional<std::size_t> next_open() override {
@@ -219,7 +227,8 @@ std::optional<std::size_t> draw_open(Ledger& ledger, Permutation& order) {
 
 class RandomStrategy final : public FixedOrder {
  public:
-  RandomStrategy(std::size_t n, std::uint64_t seed) : FixedOrder(n), order_(n, seed) {}
+  RandomStrategy(std::size_t n, std::uint64_t seed, const PriorValues& prior)
+      : FixedOrder(n, prior), order_(n, seed) {}
 
  private:
   std::optional<std::size_t> next_open() override { return draw_open(ledger_, order_); }
@@ -237,7 +246,7 @@ class RandomStrategy final : public FixedOrder {
 /// whenever it comes, is a Metropolis step from the walk's current config at that time.
 class AnnealStrategy final : public Strategy {
  public:
-  AnnealStrategy(const SpaceIndex& space, const SearchSettings& s)
+  AnnealStrategy(const SpaceIndex& space, const SearchSettings& s, const PriorValues& prior)
       : space_(space),
         ledger_(space.size()),
         how_(space.size(), How::told),
@@ -245,7 +254,10 @@ class AnnealStrategy final : public Strategy {
         restarts_(space.size(), s.seed ^ 0x9e3779b97f4a7c15ULL),
         temperature_(s.option("temperature")),
         cooling_(s.option("cooling")),
-        restart_after_(static_cast<std::size_t>(s.option("restart_after"))) {}
+        restart_after_(static_cast<std::size_t>(s.option("restart_after"))) {
+    if (const std::vector<std::size_t> ranked = prior_ranking(prior); !ranked.empty())
+      start_ = ranked.front();
+  }
 
   std::vector<std::size_t> propose(std::size_t n) override {
     std::vector<std::size_t> out;
@@ -293,6 +305,18 @@ class AnnealStrategy final : public Strategy {
   // The next open config: the walk's free moves (to configs already told) are bounded; then a
   // jump to an open config at random.
   std::optional<std::size_t> step() {
+    if (start_) {
+      // The walk starts from the prior's best: from where it stands when it was measured valid,
+      // else by measuring it first.
+      const std::size_t k = *std::exchange(start_, std::nullopt);
+      if (ledger_.told(k) && ledger_.value(k)) {
+        current_ = k;
+      } else if (ledger_.open(k)) {
+        how_[k] = How::jump;
+        current_.reset();
+        return k;
+      }
+    }
     if (!current_) current_ = ledger_.best();
     for (int step = 0; step < 1000 && current_; ++step) {
       const std::optional<std::size_t> k = neighbour(*current_);
@@ -347,21 +371,37 @@ class AnnealStrategy final : public Strategy {
   double cooling_;
   std::size_t restart_after_;
   std::optional<std::size_t> current_;
+  std::optional<std::size_t> start_;  // the prior's best, until the walk starts from it
   std::optional<double> best_seen_;
   std::size_t since_improvement_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_bayes_strategy(const SpaceIndex& space,
-                                              const SearchSettings& settings);
+std::vector<std::size_t> prior_ranking(const PriorValues& prior) {
+  std::vector<std::size_t> ranked;
+  for (std::size_t k = 0; k < prior.size(); ++k)
+    if (prior[k]) ranked.push_back(k);
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](std::size_t a, std::size_t b) { return *prior[a] < *prior[b]; });
+  return ranked;
+}
 
-std::unique_ptr<Strategy> make_strategy(const SearchSettings& settings, const SpaceIndex& space) {
-  if (settings.strategy == "grid") return std::make_unique<GridStrategy>(space.size());
+std::unique_ptr<Strategy> make_bayes_strategy(const SpaceIndex& space,
+                                              const SearchSettings& settings,
+                                              const PriorValues& prior);
+
+std::unique_ptr<Strategy> make_strategy(const SearchSettings& settings, const SpaceIndex& space,
+                                        const PriorValues& prior) {
+  if (!prior.empty() && prior.size() != space.size())
+    throw error(fmt::format("search strategy: a prior of {} configs for a space of {}",
+                            prior.size(), space.size()));
+  if (settings.strategy == "grid") return std::make_unique<GridStrategy>(space.size(), prior);
   if (settings.strategy == "random")
-    return std::make_unique<RandomStrategy>(space.size(), settings.seed);
-  if (settings.strategy == "anneal") return std::make_unique<AnnealStrategy>(space, settings);
-  if (settings.strategy == "bayes") return make_bayes_strategy(space, settings);
+    return std::make_unique<RandomStrategy>(space.size(), settings.seed, prior);
+  if (settings.strategy == "anneal")
+    return std::make_unique<AnnealStrategy>(space, settings, prior);
+  if (settings.strategy == "bayes") return make_bayes_strategy(space, settings, prior);
   throw error(fmt::format("unknown search strategy '{}'", settings.strategy));
 }
 

@@ -159,8 +159,20 @@ class Strategy {
   std::optional<std::size_t> next();
 };
 
-/// The strategy `settings.strategy` over `space` (which must outlive it). Throws tune::error for
-/// an unknown strategy (the space reader refuses those first).
-std::unique_ptr<Strategy> make_strategy(const SearchSettings& settings, const SpaceIndex& space);
+/// What a re-tune's prior says of each config of the space (docs/search.md "Re-tunes start from
+/// what was measured"): the value it measured before, in the units of `Strategy::tell`, or
+/// nullopt where it has none. Empty: no prior.
+using PriorValues = std::vector<std::optional<double>>;
+
+/// The configs of `prior` that have a value, best first (ties: the lower index).
+std::vector<std::size_t> prior_ranking(const PriorValues& prior);
+
+/// The strategy `settings.strategy` over `space` (which must outlive it), guided by `prior`
+/// (empty, or one entry per config of the space): grid and random propose the prior's configs
+/// first, best first; anneal starts its walk from the prior's best; bayes takes the prior,
+/// shifted to the outcomes and down-weighted, as its model's mean. Throws tune::error for an
+/// unknown strategy (the space reader refuses those first) or a prior of another size.
+std::unique_ptr<Strategy> make_strategy(const SearchSettings& settings, const SpaceIndex& space,
+                                        const PriorValues& prior = {});
 
 }  // namespace tune

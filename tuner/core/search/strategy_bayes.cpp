@@ -20,6 +20,13 @@
 // around the pick, so the next pick's expected improvement moves away from the pending configs
 // (the outcomes told later replace the beliefs). The configs pending from earlier calls count
 // alike.
+//
+// A prior (a re-tune's earlier log, PriorValues): the model's mean is the prior's value of each
+// config, shifted by the median difference between the outcomes and the prior where both are
+// known, standardized with the outcomes and down-weighted (times prior_weight); the Gaussian
+// process models what the outcomes differ from it. No config is drawn at random while the prior
+// has an open config: the model picks as soon as two outcomes are valid, before that the prior's
+// best open config is proposed.
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -42,6 +49,7 @@ constexpr std::size_t refit_every = 8;         // outcomes between choices of th
 constexpr std::size_t redraw_every = 8;  // outcomes between draws of a sampled pool: max(8, m/8)
 constexpr std::size_t best_neighbourhoods = 5;
 constexpr double length_grid[] = {0.05, 0.1, 0.2, 0.35, 0.6, 1.0};
+constexpr double prior_weight = 0.75;  // the prior mean's share of its standardized value
 
 double normal_pdf(double z) {
   return std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI);
@@ -76,7 +84,7 @@ std::vector<double> lengths_of(const SpaceIndex& space) {
 
 class BayesStrategy final : public Strategy {
  public:
-  BayesStrategy(const SpaceIndex& space, const SearchSettings& s)
+  BayesStrategy(const SpaceIndex& space, const SearchSettings& s, const PriorValues& prior)
       : space_(space),
         ledger_(space.size()),
         rng_(s.seed),
@@ -86,7 +94,9 @@ class BayesStrategy final : public Strategy {
         candidates_(static_cast<std::size_t>(s.option("candidates"))),
         points_(points_of(space)),
         gp_(points_, lengths_of(space), noise_variance),
-        scored_(space.size(), false) {
+        scored_(space.size(), false),
+        prior_(prior),
+        ranked_(prior_ranking(prior)) {
     std::iota(order_.begin(), order_.end(), std::size_t{0});
   }
 
@@ -94,7 +104,8 @@ class BayesStrategy final : public Strategy {
     std::vector<std::size_t> out;
     while (out.size() < n && ledger_.open_count() > 0) {
       std::optional<std::size_t> k;
-      if (ledger_.told_count() >= initial_ && valid_ >= 2) k = model_pick();
+      if ((ledger_.told_count() >= initial_ || !prior_.empty()) && valid_ >= 2) k = model_pick();
+      if (!k) k = prior_open();
       if (!k) k = random_open();
       if (!k) break;
       out.push_back(*k);
@@ -140,6 +151,18 @@ class BayesStrategy final : public Strategy {
     return pick;
   }
 
+  // The prior's best open config, pending from now; nullopt when it has none.
+  std::optional<std::size_t> prior_open() {
+    while (ranked_head_ < ranked_.size()) {
+      const std::size_t k = ranked_[ranked_head_++];
+      if (ledger_.open(k)) {
+        pend(k);
+        return k;
+      }
+    }
+    return std::nullopt;
+  }
+
   // The pool config of highest expected improvement, pending from now; nullopt when the model
   // cannot be fitted (a random config is proposed instead).
   std::optional<std::size_t> model_pick() {
@@ -148,15 +171,17 @@ class BayesStrategy final : public Strategy {
       if (redraw_) draw_pool();
       if (since_refit_ >= refit_every) {
         since_refit_ = 0;
-        gp_.choose_length(standardized().first);
+        gp_.choose_length(standardized().y);
       }
       for (std::size_t k : gp_.pending())
         gp_.add_to_pool(k);  // pending from before the model, or a random pick
       const std::vector<std::size_t> scored = candidates();
       if (means_for_ != std::pair(gp_.version(), observed_.size())) {
-        const auto [y, best] = standardized();
-        means_ = gp_.means(y);
-        best_y_ = best;
+        const Standardized st = standardized();
+        means_ = gp_.means(st.y);
+        for (std::size_t j = 0; j < gp_.pool().size(); ++j)
+          means_(static_cast<Eigen::Index>(j)) += prior_mean(gp_.pool()[j], st);
+        best_y_ = st.best;
         means_for_ = {gp_.version(), observed_.size()};
       }
       const Eigen::VectorXd var = gp_.variances();
@@ -219,19 +244,62 @@ class BayesStrategy final : public Strategy {
     gp_.add_pending(k);
   }
 
-  // The training set's values, standardized, and the lowest of them.
-  std::pair<Eigen::VectorXd, double> standardized() const {
+  // The training set's values standardized (`mean`, `scale`), less the prior mean: what the
+  // Gaussian process models; `best`: the lowest standardized value.
+  struct Standardized {
+    Eigen::VectorXd y;
+    double best = 0;
+    double mean = 0;
+    double scale = 1;
+    double offset = 0;  // added to the prior's values to meet the outcomes
+  };
+  Standardized standardized() const {
     const std::vector<std::size_t>& train = gp_.train();
-    Eigen::VectorXd y(static_cast<Eigen::Index>(train.size()));
+    Standardized st;
+    st.y.resize(static_cast<Eigen::Index>(train.size()));
     for (std::size_t i = 0; i < train.size(); ++i) {
       const std::optional<double>& v = ledger_.value(train[i]);
-      y(static_cast<Eigen::Index>(i)) = v ? *v : worst_ + invalid_penalty;
+      st.y(static_cast<Eigen::Index>(i)) = v ? *v : worst_ + invalid_penalty;
     }
-    const double mean = y.mean();
-    const double var = (y.array() - mean).square().mean();
-    const double scale = var > 1e-12 ? std::sqrt(var) : 1.0;
-    y = (y.array() - mean) / scale;
-    return {y, y.minCoeff()};
+    st.mean = st.y.mean();
+    const double var = (st.y.array() - st.mean).square().mean();
+    st.scale = var > 1e-12 ? std::sqrt(var) : 1.0;
+    st.y = (st.y.array() - st.mean) / st.scale;
+    st.best = st.y.minCoeff();
+    if (!prior_.empty()) {
+      st.offset = prior_offset();
+      for (std::size_t i = 0; i < train.size(); ++i)
+        st.y(static_cast<Eigen::Index>(i)) -= prior_mean(train[i], st);
+    }
+    return st;
+  }
+
+  // The median of (outcome - prior) over the valid outcomes the prior has a value for; without
+  // one, the median outcome less the prior's median.
+  double prior_offset() const {
+    std::vector<double> diffs;
+    std::vector<double> outcomes;
+    for (const auto& [k, v] : observed_) {
+      if (!v) continue;
+      outcomes.push_back(*v);
+      if (prior_[k]) diffs.push_back(*v - *prior_[k]);
+    }
+    auto median = [](std::vector<double> x) {
+      std::sort(x.begin(), x.end());
+      return x.empty() ? 0.0 : x[x.size() / 2];
+    };
+    if (!diffs.empty()) return median(std::move(diffs));
+    std::vector<double> values;
+    for (std::size_t k : ranked_)
+      values.push_back(*prior_[k]);
+    return median(std::move(outcomes)) - median(std::move(values));
+  }
+
+  // The prior mean of config `k` in the standardized units of `st`: 0 (the outcomes' mean)
+  // where the prior has no value.
+  double prior_mean(std::size_t k, const Standardized& st) const {
+    if (prior_.empty() || !prior_[k]) return 0;
+    return prior_weight * (*prior_[k] + st.offset - st.mean) / st.scale;
   }
 
   // The training set: every observation while few, else the best half of the cap and the most
@@ -261,7 +329,7 @@ class BayesStrategy final : public Strategy {
   // Fits the model from scratch: the training set, the length scale, a pool.
   bool fit() {
     if (!gp_.fit(training_set())) return false;
-    gp_.choose_length(standardized().first);
+    gp_.choose_length(standardized().y);
     since_refit_ = 0;
     fitted_ = true;
     draw_pool();
@@ -357,13 +425,17 @@ class BayesStrategy final : public Strategy {
   Eigen::VectorXd means_;
   double best_y_ = 0;
   std::pair<std::size_t, std::size_t> means_for_{SIZE_MAX, 0};
+  PriorValues prior_;                // empty: none
+  std::vector<std::size_t> ranked_;  // the prior's configs, best first
+  std::size_t ranked_head_ = 0;      // the next of them prior_open() looks at
 };
 
 }  // namespace
 
 std::unique_ptr<Strategy> make_bayes_strategy(const SpaceIndex& space,
-                                              const SearchSettings& settings) {
-  return std::make_unique<BayesStrategy>(space, settings);
+                                              const SearchSettings& settings,
+                                              const PriorValues& prior) {
+  return std::make_unique<BayesStrategy>(space, settings, prior);
 }
 
 }  // namespace tune

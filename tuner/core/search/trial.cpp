@@ -112,6 +112,7 @@ nlohmann::json to_json(const Trial& trial) {
   if (trial.remote) j["remote"] = *trial.remote;
   if (trial.times) j["times"] = to_json(*trial.times);
   if (trial.rejected_early) j["rejected_early"] = true;
+  if (trial.prior_rank) j["prior_rank"] = *trial.prior_rank;
   return j;
 }
 
@@ -217,6 +218,11 @@ result<Trial> trial_from_json(const nlohmann::json& j) {
     result<TrialTimes> times = times_from_json(*it);
     if (!times) return bad(times.error().message);
     t.times = *times;
+  }
+  if (auto it = j.find("prior_rank"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer() || *it < 1 || *it > 1000000)
+      return bad("'prior_rank' must be a positive int");
+    t.prior_rank = it->get<int>();
   }
   return t;
 }

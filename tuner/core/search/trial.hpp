@@ -105,6 +105,10 @@ struct Trial {
   /// confidence, more than the margin above the best so far. Measured, never a finalist; logged
   /// as `rejected_early` only when set.
   bool rejected_early = false;
+  /// Set when the search measured it as one of the prior's best (docs/search.md "Re-tunes start
+  /// from what was measured"): its rank in the prior, 1 for the prior's best; logged as
+  /// `prior_rank`.
+  std::optional<int> prior_rank;
 
   /// A measured trial, or an invalid one when the timings are not usable: a non-finite or
   /// non-positive median or min, or fewer than one rep (the reason names the value). The
@@ -131,7 +135,7 @@ result<TrialTimes> times_from_json(const nlohmann::json& j);
 
 /// The trial as one JSON object (keys sorted by nlohmann::json): `config_id`, `params`,
 /// `cache_key`, `state` and its fields, `phase`, `device`, `time`, `warnings`, `batched`, and
-/// `runoff`, `remote`, `times` and `rejected_early` when present.
+/// `runoff`, `remote`, `times`, `rejected_early` and `prior_rank` when present.
 nlohmann::json to_json(const Trial& trial);
 /// The trial as one line of the log: compact JSON, no trailing newline.
 std::string to_json_line(const Trial& trial);

@@ -31,6 +31,7 @@ nlohmann::json to_json(const LogHeader& h) {
                    {"objective", h.objective}};
   // A grid search's header stays as it was before strategies: the field only when it says more.
   if (h.search != default_log_search()) j["search"] = h.search;
+  if (!h.prior.is_null()) j["prior"] = h.prior;
   return j;
 }
 
@@ -73,6 +74,10 @@ result<LogHeader> header_from_json(const nlohmann::json& j) {
     if (!it->is_object() || !it->contains("strategy") || !(*it)["strategy"].is_string())
       return bad("the header's 'search' must be an object naming its 'strategy'");
     h.search = *it;
+  }
+  if (auto it = j.find("prior"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) return bad("the header's 'prior' must be an object or null");
+    h.prior = *it;
   }
   return h;
 }
@@ -229,7 +234,8 @@ std::optional<unexpected_diag> start_log(std::string_view text, int fd,
 }
 
 // The trial lines from byte `pos` of `text` on: each readable trial into `trials`, a warning
-// for each line skipped, and a torn last line cut off the file. Returns the size kept.
+// for each line skipped, and a torn last line cut off the file (left alone when `fd` < 0).
+// Returns the size kept.
 std::uint64_t read_trials(std::string_view text, std::size_t pos, int fd,
                           const std::filesystem::path& path, std::vector<Trial>& trials,
                           std::vector<std::string>& warnings) {
@@ -240,9 +246,9 @@ std::uint64_t read_trials(std::string_view text, std::size_t pos, int fd,
     std::size_t nl = text.find('\n', pos);
     if (nl == std::string_view::npos) {
       // The last write was cut short: drop the partial line so the next append starts clean.
-      warnings.push_back(fmt::format(
-          "{}:{}: warning: removed a torn last line (an interrupted write)", where, line_no));
-      truncate_to(fd, path, pos);
+      warnings.push_back(fmt::format("{}:{}: warning: {} a torn last line (an interrupted write)",
+                                     where, line_no, fd < 0 ? "ignored" : "removed"));
+      if (fd >= 0) truncate_to(fd, path, pos);
       break;
     }
     std::string_view line = text.substr(pos, nl - pos);
@@ -318,6 +324,42 @@ result<TrialLog> TrialLog::open(const std::filesystem::path& path, const LogHead
     return *refusal;
   log.size_ = read_trials(text, first_nl + 1, fd, path, log.trials_, log.warnings_);
   return log;
+}
+
+result<LogContents> read_log(const std::filesystem::path& path) {
+  const std::string where = path.string();
+  if (std::optional<diagnostic> d = not_regular_problem(path)) return fail(*d);
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return fail(where, 0, 0, "cannot read the file: " + ec.message());
+  if (auto d = size_problem(where, size, max_log_bytes, "a trial log")) return fail(*d);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return fail(where, 0, 0, "cannot read the file: " + errno_text());
+  std::string text;
+  try {
+    text = read_all(fd, path);
+  } catch (const error& e) {
+    ::close(fd);
+    return fail(where, 0, 0, e.what());
+  }
+  ::close(fd);
+  const std::size_t first_nl = text.find('\n');
+  const std::string_view first = std::string_view(text).substr(0, first_nl);
+  if (first.size() > max_log_line_bytes || json_nesting_problem(first, where))
+    return fail(where, 1, 0, "not a trial log: the first line is too long or nests too deep");
+  const nlohmann::json j = nlohmann::json::parse(first, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return fail(where, 1, 0, "not a trial log: the first line is not valid JSON");
+  result<LogHeader> header = header_from_json(j);
+  if (!header) return fail(where, 1, 0, "not a trial log: " + header.error().message);
+  if (header->log_schema != log_schema)
+    return fail(where, 1, 0,
+                fmt::format("a trial log of schema {}, not {}", header->log_schema, log_schema));
+  LogContents out;
+  out.header = std::move(*header);
+  if (first_nl != std::string::npos)
+    read_trials(text, first_nl + 1, -1, path, out.trials, out.warnings);
+  return out;
 }
 
 TrialLog::TrialLog(TrialLog&& other) noexcept

@@ -41,6 +41,11 @@ struct LogHeader {
   /// The search strategy and the settings that shape its sequence (SearchSettings::identity):
   /// a resumed run must follow the same one. A header without the field reads as a grid search.
   nlohmann::json search = default_log_search();
+  /// The prior a re-tune started from (docs/search.md "Re-tunes start from what was measured"):
+  /// `{"from": <log>, "tuner": <its tuner>, "configs": <its configs in this space>, "top_k":
+  /// <of them measured first>}`; null when none. Informational: never compared, since a
+  /// resumed run reads the prior again.
+  nlohmann::json prior;
 
   friend bool operator==(const LogHeader&, const LogHeader&) = default;
 };
@@ -52,6 +57,19 @@ result<LogHeader> header_from_json(const nlohmann::json& j);
 /// Every field in which `logged` differs from `expected`, as `field 'logged' (log) vs
 /// 'expected' (this run)`, in header order; empty when they agree.
 std::vector<std::string> header_differences(const LogHeader& logged, const LogHeader& expected);
+
+/// A log as read without opening it for writing (a prior, docs/search.md "Re-tunes start from
+/// what was measured"): no lock is taken and nothing is repaired.
+struct LogContents {
+  LogHeader header;
+  std::vector<Trial> trials;
+  /// `<path>:<line>: warning: ...` for each line skipped (a torn last line included).
+  std::vector<std::string> warnings;
+};
+
+/// Reads the log at `path` read-only: a diagnostic naming the file for one that cannot be read,
+/// is not a regular file, is over the size limit or has no valid header (of this schema).
+result<LogContents> read_log(const std::filesystem::path& path);
 
 /// An open, locked trial log.
 class TrialLog {

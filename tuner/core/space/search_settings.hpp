@@ -48,6 +48,19 @@ struct SearchSettings {
   std::optional<std::int64_t> patience;   ///< stop after this many evaluations without a
                                           ///< better config (not for grid)
   std::map<std::string, double> options;  ///< the strategy's own settings, as the space gave
+  /// How a bucket with a prior (its log of another source, toolchain or space; docs/search.md
+  /// "Re-tunes start from what was measured") is re-tuned: "warm" (the default) measures the
+  /// prior's best first, hands the prior to the strategy and stops early; "full" ignores it.
+  std::string retune = "warm";
+  /// How many of the prior's best configs a warm re-tune measures right after the incumbents.
+  std::int64_t prior_top_k = 8;
+  /// A warm re-tune stops no sooner than this many proposals after the prior's best (and then
+  /// after `patience` evaluations, default 16, that beat the best by less than the runoff's
+  /// margin).
+  std::int64_t retune_min_new = 16;
+  /// Where a bucket with no prior of its own takes one: "bucket:<name>", "arch:<sm_XX>" or
+  /// "auto"; unset: nowhere.
+  std::optional<std::string> prior;
 
   /// The setting `name` of the strategy: the space's value, else its default.
   double option(std::string_view name) const;

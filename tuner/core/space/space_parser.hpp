@@ -112,6 +112,7 @@ struct SpaceParser {
   bool reps(const toml::table& t, std::string_view key, int& out);
   bool read_search();
   bool read_strategy(const toml::table& t);
+  bool read_prior(const toml::table& t);
   bool read_count(const toml::table& t, std::string_view key, std::int64_t min,
                   std::optional<std::int64_t>& out);
   bool read_bench();

@@ -3,6 +3,7 @@
 #include <tuner/core/space/space_parser.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -52,8 +53,9 @@ bool SpaceParser::number(const toml::table& t, std::string_view table, std::stri
 
 // The keys [search] takes: the common ones, then every strategy's own.
 static std::vector<std::string_view> search_keys() {
-  std::vector<std::string_view> keys = {"strategy", "seed",      "max_evals",
-                                        "budget_s", "timeout_s", "patience"};
+  std::vector<std::string_view> keys = {"strategy",       "seed",     "max_evals", "budget_s",
+                                        "timeout_s",      "patience", "retune",    "prior_top_k",
+                                        "retune_min_new", "prior"};
   for (const StrategyInfo& info : strategies())
     for (const StrategyOption& o : info.options)
       if (std::find(keys.begin(), keys.end(), o.name) == keys.end()) keys.push_back(o.name);
@@ -80,13 +82,60 @@ bool SpaceParser::read_search() {
     s.search_.strategy = v;
   }
   std::optional<std::int64_t> seed;
+  std::optional<std::int64_t> top_k;
+  std::optional<std::int64_t> min_new;
   if (!read_count(*t, "seed", 0, seed) || !read_count(*t, "max_evals", 1, s.search_.max_evals) ||
-      !read_count(*t, "patience", 1, s.search_.patience))
+      !read_count(*t, "patience", 1, s.search_.patience) ||
+      !read_count(*t, "prior_top_k", 0, top_k) || !read_count(*t, "retune_min_new", 0, min_new) ||
+      !read_prior(*t))
     return false;
   if (seed) s.search_.seed = static_cast<std::uint64_t>(*seed);
+  if (top_k) s.search_.prior_top_k = *top_k;
+  if (min_new) s.search_.retune_min_new = *min_new;
   return number(*t, "search", "budget_s", true, "seconds", s.search_.budget_s) &&
          number(*t, "search", "timeout_s", true, "seconds", s.search_.timeout_s) &&
          read_strategy(*t);
+}
+
+// `retune` and `prior`: the re-tune's use of what was measured before (docs/search.md
+// "Re-tunes start from what was measured").
+bool SpaceParser::read_prior(const toml::table& t) {
+  if (const toml::node* n = t.get("retune")) {
+    const std::optional<std::string> v = n->value<std::string>();
+    if (!n->is_string() || (*v != "warm" && *v != "full"))
+      return error_at(*n, fmt::format("'retune' in [search] must be \"warm\" or \"full\", got {}",
+                                      n->is_string() ? "'" + *v + "'" : kind_of(*n)));
+    s.search_.retune = *v;
+  }
+  if (const toml::node* n = t.get("prior")) {
+    const std::optional<std::string> v = n->is_string() ? n->value<std::string>() : std::nullopt;
+    auto name_of = [&](std::string_view prefix) {
+      return v && v->starts_with(prefix) ? std::optional<std::string>(v->substr(prefix.size()))
+                                         : std::nullopt;
+    };
+    const std::optional<std::string> bucket = name_of("bucket:");
+    const std::optional<std::string> arch = name_of("arch:sm_");
+    const bool ok =
+        v && (*v == "auto" || (bucket && !bucket->empty()) ||
+              (arch && !arch->empty() && std::all_of(arch->begin(), arch->end(), [](char c) {
+                 return std::isalnum(static_cast<unsigned char>(c)) != 0;
+               })));
+    if (!ok)
+      return error_at(*n, fmt::format("'prior' in [search] must be \"auto\", \"bucket:<name>\" or "
+                                      "\"arch:sm_<NN>\", got {}",
+                                      v ? "'" + *v + "'" : kind_of(*n)));
+    if (bucket) {
+      std::vector<std::string> names;
+      for (const Bucket& b : s.buckets_)
+        names.push_back(b.name);
+      if (std::find(names.begin(), names.end(), *bucket) == names.end())
+        return error_at(*n, fmt::format("'prior' in [search] names no bucket of the space: '{}' "
+                                        "(the buckets: {}){}",
+                                        *bucket, quoted_list(names), did_you_mean(*bucket, names)));
+    }
+    s.search_.prior = *v;
+  }
+  return true;
 }
 
 bool SpaceParser::read_count(const toml::table& t, std::string_view key, std::int64_t min,

@@ -1,12 +1,15 @@
 #include <tuner/core/tune/kernel_tune.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 
 #include <fmt/core.h>
 
 #include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/bucket_name.hpp>
+#include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/build/cache_key.hpp>
 #include <tuner/core/build/kernel_cache.hpp>
 #include <tuner/core/build/toolchain.hpp>
@@ -107,6 +110,7 @@ BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, co
   r.budget_exhausted = out.budget_exhausted;
   r.incumbent_failure = out.incumbent_failure;
   r.runoff = out.runoff;
+  if (out.prior) r.prior = to_json(*out.prior);
   if (out.best_index) {
     const Trial& t = out.trials[*out.best_index];
     const MeasuredState& m = *t.state.measured();
@@ -208,6 +212,10 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
     if (winner) keep.insert(winner->id());
     tuner.prune([keep = std::move(keep)](const Config& c) { return keep.contains(c.id()); });
   }
+  if (job.prior_log) {
+    tuner.prior_log(*job.prior_log);
+    tuner.prior_fallbacks(prior_fallbacks(job.build, job.bucket, job.arch));
+  }
   tuner.on_progress([&](const Progress& p) { say(describe_trial(p)); });
   if (ahead) start_compile_ahead(*ahead, job, *configs, keys, cache, winner);
   tuner.on_warning([&](const std::string& w) { say("warning: " + w); });
@@ -249,6 +257,89 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
     say(fmt::format("{} trials adopted from the remote store, {} shared", shared->adopted(),
                     shared->uploaded()));
   return summarize(job, pruned_hash, *out, objective);
+}
+
+fs::path prior_log_path(const fs::path& dir, const std::string& bucket) {
+  return dir / bounded_file_name(encode_bucket(bucket), ".prior.jsonl");
+}
+
+namespace {
+
+// How far apart two buckets' shapes are: per value, the distance of the log2 of two positive
+// ints, else 0 when equal and 4 when not; a value only one has counts 4.
+double shape_distance(const Shape& a, const Shape& b) {
+  double d = 0;
+  for (const auto& [name, v] : a) {
+    auto it = std::find_if(b.begin(), b.end(), [&](const auto& p) { return p.first == name; });
+    if (it == b.end()) {
+      d += 4;
+    } else if (v.is_int() && it->second.is_int() && v.as_int() > 0 && it->second.as_int() > 0) {
+      d += std::abs(std::log2(static_cast<double>(v.as_int())) -
+                    std::log2(static_cast<double>(it->second.as_int())));
+    } else if (!(v == it->second)) {
+      d += 4;
+    }
+  }
+  for (const auto& [name, v] : b)
+    if (std::none_of(a.begin(), a.end(), [&](const auto& p) { return p.first == name; })) d += 4;
+  return d;
+}
+
+}  // namespace
+
+std::vector<fs::path> prior_fallbacks(const KernelBuild& build, const Bucket& bucket,
+                                      const std::string& arch) {
+  const std::optional<std::string>& want = build.space.search().prior;
+  std::vector<fs::path> out;
+  if (!want) return out;
+  const fs::path& root = build.manifest.log_dir;
+  auto both = [&](const fs::path& dir, const std::string& b) {
+    const std::string enc = encode_bucket(b);
+    out.push_back(dir / bounded_file_name(enc, ".trials.jsonl"));
+    out.push_back(dir / bounded_file_name(enc, ".prior.jsonl"));
+  };
+  if (want->starts_with("bucket:")) {
+    both(root / arch, want->substr(7));
+  } else if (want->starts_with("arch:")) {
+    both(root / want->substr(5), bucket.name);
+  } else {  // auto: the same bucket on another arch, then the nearest other bucket here
+    std::vector<std::string> archs;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(root, ec))
+      if (e.is_directory(ec) && e.path().filename().string().starts_with("sm_") &&
+          e.path().filename() != arch)
+        archs.push_back(e.path().filename().string());
+    std::sort(archs.begin(), archs.end());
+    for (const std::string& a : archs)
+      both(root / a, bucket.name);
+    std::vector<std::pair<double, std::size_t>> near;
+    const std::vector<Bucket>& buckets = build.space.buckets();
+    for (std::size_t i = 0; i < buckets.size(); ++i)
+      if (buckets[i].name != bucket.name)
+        near.emplace_back(shape_distance(bucket.shape, buckets[i].shape), i);
+    std::stable_sort(near.begin(), near.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (const auto& [d, i] : near)
+      both(root / arch, buckets[i].name);
+  }
+  return out;
+}
+
+std::optional<Prior> available_prior(const KernelBuild& build, const Bucket& bucket,
+                                     const std::string& arch) {
+  const fs::path dir = build.manifest.log_dir / arch;
+  const std::string tuner = build.manifest.kernel + "/" + bucket.name;
+  std::vector<std::pair<fs::path, bool>> candidates = {
+      {prior_log_path(dir, bucket.name), false},
+      {dir / bounded_file_name(encode_bucket(bucket.name), ".trials.jsonl"), false}};
+  for (fs::path& p : prior_fallbacks(build, bucket, arch))
+    candidates.emplace_back(std::move(p), true);
+  for (const auto& [path, any_bucket] : candidates) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) continue;
+    if (result<Prior> p = read_prior(path, tuner, any_bucket, false)) return std::move(*p);
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> worker_command(const Manifest& manifest, const std::string& bucket,

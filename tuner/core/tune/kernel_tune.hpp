@@ -19,6 +19,7 @@
 #include <tuner/core/base/result.hpp>
 #include <tuner/core/build/kernel_build.hpp>
 #include <tuner/core/record/bucket_result.hpp>
+#include <tuner/core/search/prior.hpp>
 #include <tuner/core/search/supervisor.hpp>
 #include <tuner/core/store/remote_store.hpp>
 
@@ -49,7 +50,22 @@ struct BucketTune {
   /// are compiled on N threads ahead of the measuring worker, in the order the search will ask
   /// for them, instead of being invalid (`not compiled: run the warm target`). 0: off.
   int compile_ahead = 0;
+  /// The bucket's prior (docs/search.md "Re-tunes start from what was measured"): where a log
+  /// of another source, toolchain or space is set aside, and the prior read from; with `[search]
+  /// prior`, other buckets' and archs' logs under the manifest's log_dir are read when it has
+  /// none. Unset: no prior (a log of another source is refused, as for a shard).
+  std::optional<std::filesystem::path> prior_log = std::nullopt;
 };
+
+/// `<bucket>.prior.jsonl` beside the bucket's log in `dir` (bounded like every bucket file).
+std::filesystem::path prior_log_path(const std::filesystem::path& dir, const std::string& bucket);
+
+/// The logs a bucket with no prior of its own reads instead, in order, for `[search] prior`:
+/// `bucket:<name>` that bucket's log then its prior, `arch:<sm_XX>` this bucket's on that arch,
+/// `auto` this bucket's on every other arch with logs, then the other buckets' nearest in shape
+/// first. Empty without the setting.
+std::vector<std::filesystem::path> prior_fallbacks(const KernelBuild& build, const Bucket& bucket,
+                                                   const std::string& arch);
 
 /// Runs the search and the runoff of one bucket and returns what it found (with or without a
 /// winner: `best` is empty when nothing valid was measured or an incumbent failed). A
@@ -58,6 +74,12 @@ struct BucketTune {
 /// finished trial), WorkerStartFailure when no worker can start, tune::error for a broken
 /// environment (nvcc cannot be queried, I/O failure).
 result<BucketResult> tune_bucket(const BucketTune& job);
+
+/// The prior a re-tune of `bucket` on `arch` would start from, as `tuner run` lays out the logs:
+/// the bucket's prior, else its log (set aside when stale, resumed when not), else the logs
+/// `[search] prior` names (prior_fallbacks); nullopt when none of them is a usable prior.
+std::optional<Prior> available_prior(const KernelBuild& build, const Bucket& bucket,
+                                     const std::string& arch);
 
 /// The command that starts a measuring worker for `bucket`: the manifest's runner with the
 /// worker's arguments (tuner/cuda/worker.hpp). For tests, TUNE_RUNNER_WORKER_CMD replaces the

@@ -1,0 +1,374 @@
+// Re-tunes that start from what was measured (docs/search.md "Re-tunes start from what was
+// measured"): a stale log set aside as the prior, its best measured first, the strategies
+// guided by it, the warm stop, and priors that cannot be used (another kernel, corrupt, configs
+// no longer in the space, a best that is invalid now), none of which fails the run.
+#include <tuner/core/search/prior.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <tuner/core/search/autotuner.hpp>
+#include <tuner/core/space/space.hpp>
+
+#include "test_dir.hpp"
+
+namespace tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A 16 x 16 space of (BM, BN) with a smooth bowl of times around (bm0, bn0).
+std::vector<Config> grid_space() {
+  std::vector<Config> out;
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 16; ++n)
+      out.push_back(Config{{"BM", 8 * (m + 1)}, {"BN", 8 * (n + 1)}});
+  return out;
+}
+
+double bowl(const Config& c, int bm0, int bn0) {
+  const double dm = static_cast<double>(c.find("BM")->as_int() - bm0) / 8.0;
+  const double dn = static_cast<double>(c.find("BN")->as_int() - bn0) / 8.0;
+  return 1.0 + 0.02 * (dm * dm + dn * dn);
+}
+
+std::string id(int bm, int bn) {
+  return Config{{"BM", bm}, {"BN", bn}}.id();
+}
+
+// Scripted objective over grid_space(): a bowl, failures, a stop on one config.
+class Bowl : public Objective {
+ public:
+  Bowl(int bm0, int bn0) : configs_(grid_space()), bm0_(bm0), bn0_(bn0) {}
+  const std::vector<Config>& configs() override { return configs_; }
+  Trial measure(std::size_t index) override {
+    const std::string id = configs_.at(index).id();
+    if (throw_on == id) throw std::runtime_error("interrupted");
+    measured.push_back(id);
+    if (auto it = failures.find(id); it != failures.end()) return Trial::invalid(it->second);
+    const double ms = bowl(configs_[index], bm0_, bn0_);
+    return Trial::measured(ms, ms * 0.9, 20);
+  }
+
+  std::vector<Config> configs_;
+  int bm0_;
+  int bn0_;
+  std::map<std::string, std::string> failures;
+  std::string throw_on;
+  std::vector<std::string> measured;
+};
+
+class PriorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::fresh_test_dir("prior_test");
+    log_ = dir_ / "b.trials.jsonl";
+    prior_ = dir_ / "b.prior.jsonl";
+  }
+  void TearDown() override { fs::remove_all(dir_.parent_path()); }
+
+  // The tune of kernel k, bucket b, for source `source`, with its prior at prior_.
+  Autotuner tuner(const std::string& source, SearchSettings search = {}) {
+    Autotuner t("k/b");
+    t.log(log_).prior_log(prior_).source_hash(source).search(std::move(search));
+    t.on_warning([this](const std::string& w) { warnings_.push_back(w); });
+    return t;
+  }
+  Output run(Autotuner& t, Objective& objective) {
+    result<Output> out = t.run_objective(objective);
+    if (!out.has_value()) throw std::runtime_error(out.error().str());
+    return std::move(*out);
+  }
+  // A full grid tune of v1, whose optimum is at (40, 48).
+  void tune_v1() {
+    Bowl v1(40, 48);
+    Autotuner t = tuner("v1");
+    Output out = run(t, v1);
+    ASSERT_EQ(out.trials.size(), 256u);
+    warnings_.clear();
+  }
+  nlohmann::json header() const {
+    std::ifstream in(log_);
+    std::string line;
+    std::getline(in, line);
+    return nlohmann::json::parse(line);
+  }
+  std::string all_warnings() const {
+    std::string s;
+    for (const std::string& w : warnings_)
+      s += w + "\n";
+    return s;
+  }
+
+  fs::path dir_;
+  fs::path log_;
+  fs::path prior_;
+  std::vector<std::string> warnings_;
+};
+
+TEST_F(PriorTest, AStaleLogBecomesThePriorAndAWarmRetuneMeasuresItsBestFirst) {
+  tune_v1();
+  Bowl v2(48, 48);  // the optimum moved by one step
+  Autotuner t = tuner("v2");
+  t.require({Config{{"BM", 8}, {"BN", 8}}});
+  Output out = run(t, v2);
+  // The old log is the prior now, byte for byte; the new log names it.
+  ASSERT_TRUE(fs::exists(prior_));
+  EXPECT_EQ(read_log(prior_)->trials.size(), 256u);
+  EXPECT_NE(all_warnings().find(fmt::format("{} was measured for another source_hash (256 "
+                                            "trials); kept as the prior {}",
+                                            log_.string(), prior_.string())),
+            std::string::npos)
+      << all_warnings();
+  EXPECT_EQ(header()["prior"]["from"], prior_.string());
+  EXPECT_EQ(header()["prior"]["configs"], 256);
+  EXPECT_EQ(header()["prior"]["top_k"], 8);
+  EXPECT_EQ(header()["source_hash"], "v2");
+  // The incumbent, then the prior's best 8, ranked, then the strategy (grid, prior first).
+  ASSERT_GT(out.trials.size(), 9u);
+  EXPECT_EQ(out.trials[0].id(), id(8, 8));
+  EXPECT_FALSE(out.trials[0].prior_rank);
+  EXPECT_EQ(out.trials[1].id(), id(40, 48));
+  EXPECT_EQ(out.trials[1].prior_rank, 1);
+  for (int i = 1; i <= 8; ++i)
+    EXPECT_TRUE(out.trials[static_cast<std::size_t>(i)].prior_rank) << i;
+  EXPECT_FALSE(out.trials[9].prior_rank);
+  // The warm stop: far fewer evaluations than the space, and still the new optimum.
+  EXPECT_EQ(out.stopped_by, "warm");
+  EXPECT_LT(out.trials.size(), 64u);
+  EXPECT_EQ(out.best, (Config{{"BM", 48}, {"BN", 48}}));
+  ASSERT_TRUE(out.prior);
+  EXPECT_EQ(out.prior->top_k, 8u);
+}
+
+TEST_F(PriorTest, WithoutAPriorPlaceAStaleLogIsRefusedAsBefore) {
+  tune_v1();
+  Bowl v2(48, 48);
+  Autotuner t("k/b");
+  t.log(log_).source_hash("v2");
+  result<Output> out = t.run_objective(v2);
+  ASSERT_FALSE(out.has_value());
+  EXPECT_NE(out.error().str().find("source_hash 'v1' (log) vs 'v2' (this run)"), std::string::npos);
+  EXPECT_FALSE(fs::exists(prior_));
+}
+
+TEST_F(PriorTest, AFullRetuneKeepsThePriorAsideAndDoesNotUseIt) {
+  tune_v1();
+  SearchSettings full;
+  full.retune = "full";
+  Bowl v2(48, 48);
+  Autotuner t = tuner("v2", full);
+  Output out = run(t, v2);
+  EXPECT_TRUE(fs::exists(prior_));
+  EXPECT_EQ(out.trials.size(), 256u);
+  EXPECT_EQ(v2.measured.front(), id(8, 8));  // enumeration order
+  EXPECT_FALSE(out.prior);
+  EXPECT_TRUE(header()["prior"].is_null());
+  for (const Trial& tr : out.trials)
+    EXPECT_FALSE(tr.prior_rank);
+}
+
+TEST_F(PriorTest, APriorOfAnotherKernelIsNotUsed) {
+  {
+    Bowl other(40, 48);
+    Autotuner t("other/b");
+    t.log(prior_).source_hash("v1");
+    run(t, other);
+  }
+  Bowl v2(48, 48);
+  Autotuner t = tuner("v2");
+  Output out = run(t, v2);
+  EXPECT_NE(all_warnings().find(fmt::format("prior not used: {}:1: error: a log of kernel "
+                                            "'other', not 'k': not a prior of this search",
+                                            prior_.string())),
+            std::string::npos)
+      << all_warnings();
+  EXPECT_FALSE(out.prior);
+  EXPECT_EQ(out.trials.size(), 256u);
+  EXPECT_EQ(out.best, (Config{{"BM", 48}, {"BN", 48}}));
+}
+
+TEST_F(PriorTest, ACorruptPriorIsNotUsed) {
+  std::ofstream(prior_) << "{\"log_schema\": 1, \"tuner\": \n garbage\n";
+  Bowl v2(48, 48);
+  Autotuner t = tuner("v2");
+  Output out = run(t, v2);
+  EXPECT_NE(all_warnings().find(
+                fmt::format("prior not used: {}:1: error: not a trial log", prior_.string())),
+            std::string::npos)
+      << all_warnings();
+  EXPECT_FALSE(out.prior);
+  EXPECT_EQ(out.best, (Config{{"BM", 48}, {"BN", 48}}));
+}
+
+TEST_F(PriorTest, APriorWithUnreadableLinesIsUsedWithoutThem) {
+  tune_v1();
+  fs::rename(log_, prior_);
+  std::ofstream(prior_, std::ios::app) << "not json\n{\"config_id\": 3}\n";
+  Bowl v2(48, 48);
+  Autotuner t = tuner("v2");
+  Output out = run(t, v2);
+  ASSERT_TRUE(out.prior);
+  EXPECT_EQ(out.prior->configs, 256u);
+  EXPECT_NE(all_warnings().find(":258: warning: skipped a line that is not valid JSON"),
+            std::string::npos)
+      << all_warnings();
+}
+
+TEST_F(PriorTest, APriorOfConfigsNoLongerInTheSpaceSkipsThem) {
+  tune_v1();
+  // The space loses BM=40 (the prior's best row): the prior's best in the space come first.
+  Bowl v2(48, 48);
+  Autotuner t = tuner("v2");
+  t.prune([](const Config& c) { return c.find("BM")->as_int() != 40; });
+  Output out = run(t, v2);
+  ASSERT_TRUE(out.prior);
+  EXPECT_EQ(out.prior->configs, 240u);
+  for (const Trial& tr : out.trials)
+    EXPECT_NE(tr.config.find("BM")->as_int(), 40);
+  EXPECT_EQ(out.trials[0].prior_rank, 2);  // rank 1, (40, 48), left the space
+  EXPECT_EQ(out.best, (Config{{"BM", 48}, {"BN", 48}}));
+
+  // A prior none of whose configs is in the space is not used.
+  fs::remove(log_);
+  Autotuner none = tuner("v3");
+  none.prune([](const Config& c) { return c.find("BM")->as_int() > 200; });
+  Bowl v3(48, 48);
+  result<Output> empty = none.run_objective(v3);
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_NE(all_warnings().find("none of its configs is in the space now"), std::string::npos)
+      << all_warnings();
+}
+
+TEST_F(PriorTest, APriorWhoseBestIsInvalidNowDoesNotFailTheRun) {
+  tune_v1();
+  Bowl v2(40, 56);
+  v2.failures = {{id(40, 48), "too many registers"}};
+  Autotuner t = tuner("v2");
+  Output out = run(t, v2);
+  EXPECT_EQ(out.trials[0].id(), id(40, 48));
+  EXPECT_FALSE(out.trials[0].is_measured());
+  EXPECT_EQ(out.trials[0].prior_rank, 1);
+  EXPECT_FALSE(out.incumbent_failure);
+  EXPECT_EQ(out.best, (Config{{"BM", 40}, {"BN", 56}}));
+}
+
+TEST_F(PriorTest, AWarmRetuneResumesWhereItStopped) {
+  tune_v1();
+  // Uninterrupted, for reference (another folder).
+  std::vector<std::string> reference;
+  {
+    const fs::path log = log_;
+    const fs::path prior = prior_;
+    log_ = dir_ / "ref" / "b.trials.jsonl";
+    prior_ = dir_ / "ref" / "b.prior.jsonl";
+    fs::create_directories(log_.parent_path());
+    fs::copy_file(log, prior_);
+    Bowl v2(48, 48);
+    SearchSettings s;
+    s.strategy = "anneal";
+    Autotuner t = tuner("v2", s);
+    run(t, v2);
+    reference = v2.measured;
+    log_ = log;
+    prior_ = prior;
+  }
+  ASSERT_GT(reference.size(), 14u);
+  SearchSettings s;
+  s.strategy = "anneal";
+  Bowl first(48, 48);
+  first.throw_on = reference[12];  // stops inside the strategy's proposals
+  Autotuner t = tuner("v2", s);
+  EXPECT_THROW(t.run_objective(first), std::runtime_error);
+  EXPECT_TRUE(fs::exists(prior_));
+  Bowl second(48, 48);
+  Output out = run(t, second);
+  EXPECT_EQ(out.resumed, 12u);
+  std::vector<std::string> all = first.measured;
+  all.insert(all.end(), second.measured.begin(), second.measured.end());
+  EXPECT_EQ(all, reference);
+  EXPECT_EQ(header()["prior"]["from"], prior_.string());
+}
+
+TEST_F(PriorTest, AFallbackOfAnotherBucketIsUsedWhenTheBucketHasNone) {
+  const fs::path other = dir_ / "other.trials.jsonl";
+  {
+    Bowl v1(40, 48);
+    Autotuner t("k/other");
+    t.log(other).source_hash("v2");
+    run(t, v1);
+  }
+  Bowl here(40, 56);
+  Autotuner t = tuner("v2");
+  t.prior_fallbacks({dir_ / "missing.trials.jsonl", other});
+  Output out = run(t, here);
+  ASSERT_TRUE(out.prior);
+  EXPECT_EQ(out.prior->from, other.string());
+  EXPECT_EQ(out.prior->tuner, "k/other");
+  EXPECT_EQ(out.trials[0].id(), id(40, 48));
+  EXPECT_EQ(out.best, (Config{{"BM", 40}, {"BN", 56}}));
+  // The other bucket's log as the bucket's own prior is another search's: not used.
+  fs::remove(log_);
+  fs::copy_file(other, prior_);
+  Autotuner own = tuner("v2");
+  Bowl again(40, 56);
+  out = run(own, again);
+  EXPECT_FALSE(out.prior);
+  EXPECT_NE(all_warnings().find("a log of 'k/other', not 'k/b'"), std::string::npos)
+      << all_warnings();
+}
+
+TEST_F(PriorTest, AHeaderOnlyStaleLogIsRemovedAndAnotherSearchsLogStillRefused) {
+  {
+    Bowl v1(40, 48);
+    Autotuner t = tuner("v1");
+    t.budget(0);
+    run(t, v1);
+  }
+  Bowl v2(48, 48);
+  Autotuner t = tuner("v2");
+  run(t, v2);
+  EXPECT_FALSE(fs::exists(prior_));
+  EXPECT_NE(all_warnings().find("held no trial of this source_hash; removed"), std::string::npos)
+      << all_warnings();
+  // Another arch is another search: refused, not set aside.
+  Autotuner arch = tuner("v2");
+  arch.arch("sm_100");
+  Bowl v3(48, 48);
+  result<Output> out = arch.run_objective(v3);
+  ASSERT_FALSE(out.has_value());
+  EXPECT_FALSE(fs::exists(prior_));
+}
+
+// Each strategy reaches the new optimum, one step from the prior's, in a small share of the
+// space; without the prior, grid needs most of it.
+TEST_F(PriorTest, EveryStrategyWithAPriorFindsANearbyOptimumQuickly) {
+  for (const char* name : {"grid", "random", "anneal", "bayes"}) {
+    log_ = dir_ / fmt::format("{}.trials.jsonl", name);
+    prior_ = dir_ / fmt::format("{}.prior.jsonl", name);
+    {
+      Bowl v1(40, 48);
+      Autotuner t = tuner("v1");
+      run(t, v1);
+    }
+    SearchSettings s;
+    s.strategy = name;
+    s.seed = 3;
+    Bowl v2(48, 48);
+    Autotuner t = tuner("v2", s);
+    Output out = run(t, v2);
+    EXPECT_EQ(out.best, (Config{{"BM", 48}, {"BN", 48}})) << name;
+    EXPECT_LT(out.trials.size(), 64u) << name;
+    EXPECT_EQ(out.stopped_by, "warm") << name;
+  }
+}
+
+}  // namespace
+}  // namespace tune

@@ -1,0 +1,46 @@
+// A re-tune's prior (docs/search.md "Re-tunes start from what was measured"): the trials of an
+// earlier log of the same kernel, read-only, ranked. When a bucket's log was measured for
+// another source, toolchain or space, the search sets it aside as the bucket's prior
+// (`<bucket>.prior.jsonl`) and starts a new log; the prior is never adopted as a result and
+// never counts in a record's statistics: it only says which configs to measure first and where
+// a strategy should look.
+//
+// Example:
+//   result<Prior> p = read_prior("sm_90/n%3C%3D4096.prior.jsonl", "saxpy/n<=4096", true, false);
+//   if (p) for (const auto& [config, ms] : p->ranked) ...   // best first
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <tuner/core/base/config.hpp>
+#include <tuner/core/base/result.hpp>
+#include <tuner/core/search/strategy.hpp>
+
+namespace tune {
+
+/// What an earlier log measured.
+struct Prior {
+  std::filesystem::path from;  ///< the log it was read from
+  std::string tuner;           ///< that log's `<kernel>/<bucket>`
+  /// Its measured configs (phase required or search; runoffs left out), best first (the lowest
+  /// median, the highest score when maximizing; ties: the first logged), each with its best
+  /// median (or score).
+  std::vector<std::pair<Config, double>> ranked;
+  /// Warnings of the log (lines skipped), `<path>:<line>: warning: ...`.
+  std::vector<std::string> warnings;
+};
+
+/// Reads the log at `path` as a prior for the search `tuner` (`<kernel>/<bucket>`). Refused with
+/// a diagnostic naming the file: an unreadable or corrupt log, a log of another kernel, of
+/// another bucket unless `any_bucket`, of the other objective, or with no measured trial.
+result<Prior> read_prior(const std::filesystem::path& path, const std::string& tuner,
+                         bool any_bucket, bool maximize);
+
+/// The prior's value of each of `configs` (matched by id) in the units of `Strategy::tell`:
+/// log(median), or -log(score) when maximizing; nullopt for a config the prior lacks.
+PriorValues prior_values(const Prior& prior, const std::vector<Config>& configs, bool maximize);
+
+}  // namespace tune
