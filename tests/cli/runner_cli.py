@@ -510,6 +510,63 @@ class RunnerCli(unittest.TestCase):
         self.assertEqual(json.loads(self.record.read_text())["entries"],
                          json.loads(written)["entries"])
 
+    def test_a_stale_log_becomes_the_prior_of_a_warm_retune(self):
+        # Issue 33: a re-tune after a source change starts from what the old log measured.
+        env = self.env(FAKE_TAME=1)
+        r = self.tune(env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        old = self.log.read_text()
+        s = subprocess.run([TUNER, "status", "--manifest", str(self.manifest)],
+                           capture_output=True, text=True)
+        self.assertNotIn("prior", s.stdout)  # fresh: nothing to say
+        src = self.dir / "src" / "saxpy.cu"
+        src.write_text(src.read_text() + "\n// a small change\n")
+        for b in [64, 128, 256, 512, 1024, 2048]:  # the warm of the new source
+            self.write_entry(b, ok=b != 2048)
+        s = subprocess.run([TUNER, "status", "--manifest", str(self.manifest), "--json"],
+                           capture_output=True, text=True)
+        self.assertEqual(json.loads(s.stdout)["kernels"][0]["prior"],
+                         {"buckets": 2, "of": 2, "configs": 10})
+        s = subprocess.run([TUNER, "status", "--manifest", str(self.manifest)],
+                           capture_output=True, text=True)
+        self.assertIn("; a prior for 2 of 2 buckets (10 configs measured before)", s.stdout)
+        r = self.tune(env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        prior = self.logdir / "sm_90" / f"{ENC}.prior.jsonl"
+        self.assertEqual(prior.read_text(), old)
+        self.assertIn(f"{BUCKET}: warning: {self.log} was measured for another source_hash (",
+                      r.stderr)
+        self.assertIn(f"kept as the prior {prior}", r.stderr)
+        header = json.loads(self.log.read_text().splitlines()[0])
+        self.assertEqual(header["prior"], {"from": str(prior), "tuner": f"saxpy/{BUCKET}",
+                                           "configs": 5, "top_k": 5})
+        trials = [t for t in self.trials() if t["phase"] != "runoff"]
+        # The required config, the committed winner, the rest of the prior's best by rank,
+        # then the strategy.
+        self.assertEqual([(t["config_id"], t.get("prior_rank")) for t in trials],
+                         [(block(64), None), (block(1024), None), (block(512), 2),
+                          (block(256), 3), (block(128), 4), (block(32), None),
+                          (block(2048), None)])
+        result = json.loads(self.result.read_text())
+        self.assertEqual(result["prior"]["from"], str(prior))
+        entry = [e for e in json.loads(self.record.read_text())["entries"]
+                 if e["bucket"] == BUCKET][0]
+        self.assertEqual(entry["prior"]["top_k"], 5)
+        self.assertEqual(entry["config"]["id"], block(1024))
+        rep = subprocess.run([TUNER, "report", str(self.log), "--json"], capture_output=True,
+                             text=True)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertEqual(json.loads(rep.stdout)["logs"][0]["prior_guided"], 3)
+
+        # A corrupt prior never fails the tune: it is not used, with a warning.
+        self.log.unlink()
+        prior.write_text("{not a log\n")
+        r = self.tune(env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"{BUCKET}: warning: prior not used: {prior}:1: error: not a trial log",
+                      r.stderr)
+        self.assertNotIn("prior", json.loads(self.log.read_text().splitlines()[0]))
+
     def test_if_stale_measures_nothing_when_another_tree_wrote_the_record_meanwhile(self):
         manifest2 = self.second_build_tree()
         r = self.tuner_run(env=self.env(FAKE_TAME=1))

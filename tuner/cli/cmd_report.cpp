@@ -3,19 +3,21 @@
 //
 // Each section: the log's header; a summary (trials, measured, invalid, the best config and its
 // median); "trials in order", every trial's median against its place in the run (required,
-// search and runoff trials marked apart, invalid ones as crosses along the top, the best so far
-// as a line, a log scale when the times span more than 10x) beside the best so far against time;
-// "configs by median", the fastest measured configs as bars with their distance from the best;
-// "which params matter", each varying param's values with the median of the configs that have
-// them, params ordered by spread; the invalid trials grouped by reason; and the runoff's
-// statistics. Params with one value in every trial are listed once in the header and left out
-// of the config labels, which wrap at commas. One self-contained file: inline SVG and CSS, no
-// script and nothing fetched, and the same logs always give the same bytes.
+// search and runoff trials marked apart, the prior's best that a warm re-tune measured first as
+// triangles, invalid ones as crosses along the top, the best so far as a line, a log scale when
+// the times span more than 10x) beside the best so far against time; "configs by median", the
+// fastest measured configs as bars with their distance from the best; "which params matter",
+// each varying param's values with the median of the configs that have them, params ordered by
+// spread; the invalid trials grouped by reason; and the runoff's statistics. Params with one value
+// in every trial are listed once in the header and left out of the config labels, which wrap at
+// commas. One self-contained file: inline SVG and CSS, no script and nothing fetched, and the same
+// logs always give the same bytes.
 //
 // --json prints, instead of the `wrote` line, {"output" (null without -o: --json alone writes
 // no page), "trials", "logs": [{"log", "tuner",
 // "objective", "trials", "measured", "invalid", "best": {"id", "median_ms", "phase"} or null,
-// "runoff_winner" (or null), "warnings"}]} (the same best as the page: runoff lines aside).
+// "runoff_winner" (or null), "prior" (the header's, or null), "prior_guided" (trials measured
+// first as the prior's best), "warnings"}]} (the same best as the page: runoff lines aside).
 // Exit codes: 0 written, 2 bad usage or input (no log given or found, a file that is not a
 // trial log), 3 the page cannot be written.
 #include <algorithm>
@@ -141,7 +143,12 @@ std::string order_plot(const std::vector<json>& trials, bool maximize) {
     if (const auto m = median_of(t)) {
       const std::string phase = t.value("phase", "search");
       const double cx = x(i), cy = s.y(*m);
-      if (phase == "required")
+      if (t.contains("prior_rank"))  // measured first as one of the prior's best
+        svg += fmt::format(
+            "<path class=\"prior\" d=\"M{:.1f},{:.1f} l5,8 l-10,0 z\"><title>{} (prior #{})"
+            "</title></path>\n",
+            cx, cy - 5, title, t["prior_rank"].dump());
+      else if (phase == "required")
         svg += fmt::format(
             "<rect class=\"required\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"8\" height=\"8\">"
             "<title>{}</title></rect>\n",
@@ -208,6 +215,12 @@ std::string time_plot(const std::vector<json>& trials, bool maximize) {
   return line_plot({best}, axes);
 }
 
+// Trials the search measured first as the prior's best (`prior_rank`).
+std::size_t prior_guided(const std::vector<json>& trials) {
+  return static_cast<std::size_t>(std::count_if(
+      trials.begin(), trials.end(), [](const json& t) { return t.contains("prior_rank"); }));
+}
+
 std::string section(const LogFile& log) {
   const json& h = log.header;
   const std::vector<json>& trials = log.trials;
@@ -241,6 +254,12 @@ std::string section(const LogFile& log) {
   }
   out += fmt::format("<tr><th>search</th><td>{}</td></tr>\n",
                      escape(h.contains("search") ? h["search"].dump() : "{\"strategy\":\"grid\"}"));
+  if (auto p = h.find("prior"); p != h.end() && p->is_object())
+    out += fmt::format(
+        "<tr><th>prior</th><td>{} ({}): {} of its configs in this space, its best {} measured "
+        "first (triangles)</td></tr>\n",
+        escape(field(*p, "from")), escape(field(*p, "tuner")),
+        escape(p->value("configs", json()).dump()), escape(p->value("top_k", json()).dump()));
   if (!constant.empty()) {
     std::vector<std::string> parts;
     for (const auto& [name, value] : constant)
@@ -253,6 +272,8 @@ std::string section(const LogFile& log) {
   out += "</table>\n";
   out += fmt::format("<p class=\"summary\">{} trials: {} measured, {} invalid.", trials.size(),
                      measured, trials.size() - measured);
+  if (const std::size_t guided = prior_guided(trials); guided > 0)
+    out += fmt::format(" {} guided by the prior.", guided);
   if (best != nullptr)
     out +=
         fmt::format(" {}: <b>{}</b> at {} (phase {}).",
@@ -276,7 +297,9 @@ std::string section(const LogFile& log) {
   out +=
       "<p class=\"legend\"><span class=\"k-required\">&#9632;</span> required "
       "<span class=\"k-search\">&#9679;</span> search "
-      "<span class=\"k-runoff\">&#9670;</span> runoff "
+      "<span class=\"k-runoff\">&#9670;</span> runoff " +
+      std::string(prior_guided(trials) > 0 ? "<span class=\"k-prior\">&#9650;</span> prior's best "
+                                           : "") +
       "<span class=\"k-invalid\">&#10005;</span> invalid "
       "<span class=\"k-best\">&#9472;</span> best so far</p>\n</div>\n";
   out += "<div>\n<h3>Best so far against time</h3>\n" + time_plot(trials, maximize) +
@@ -349,6 +372,8 @@ json log_summary(const LogFile& log) {
           {"invalid", log.trials.size() - measured},
           {"best", best_json},
           {"runoff_winner", runoff_winner},
+          {"prior", log.header.value("prior", json())},
+          {"prior_guided", prior_guided(log.trials)},
           {"warnings", log.warnings}};
 }
 

@@ -80,6 +80,7 @@ BucketOutcome tune_one(const KernelBuild& build, const RunOptions& opt, const st
                  opt.store,
                  !opt.no_remote_trials};
   if (opt.compile_ahead) job.compile_ahead = compile_ahead_jobs(opt.compile_jobs);
+  job.prior_log = prior_log_path(log.parent_path(), bucket.name);
   try {
     result<BucketResult> r = tune_bucket(job);
     if (!r) {

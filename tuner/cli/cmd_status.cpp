@@ -7,7 +7,10 @@
 // list (a hand-made one) falls back to every <D>/tune/*/manifest.json. Lines:
 //   <kernel>  <arch>  <state>  <record>[: <first reason> (+<n> more)]
 // with the record named relative to the project root. --json prints {"kernels": [{"kernel",
-// "arch", "record", "state", "errors", "warnings", "retune"}]}.
+// "arch", "record", "state", "errors", "warnings", "retune", "prior"}]}; for a record that is not
+// fresh, the line ends with `; a prior for <n> of <m> buckets (<k> configs measured before)` when
+// its re-tune would start from earlier logs (docs/search.md "Re-tunes start from what was
+// measured"), and "prior" is {"buckets", "of", "configs"} (null for a fresh one).
 // Each kernel stands alone: a manifest or space that does not read is reported as that kernel's
 // line (state `error`, arch `-`, the manifest and its diagnostic) and the others are still
 // checked. Exit codes: 0 (with --check: every record fresh), 1 with --check when any is not,
@@ -28,6 +31,7 @@
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/record/verify.hpp>
+#include <tuner/core/tune/kernel_tune.hpp>
 
 namespace tune::cli {
 
@@ -107,6 +111,21 @@ int run_status(const StatusOptions& opt) {
         if (why.size() > 1) row.detail += fmt::format(" (+{} more)", why.size() - 1);
       }
       if (v->state == RecordState::missing) row.detail.clear();
+      // A re-tune starts from what was measured before, when the logs still hold it.
+      nlohmann::json prior = nullptr;
+      if (!v->ok()) {
+        std::size_t with = 0;
+        std::size_t configs = 0;
+        for (const Bucket& b : build->space.buckets())
+          if (std::optional<Prior> p = available_prior(*build, b, arch)) {
+            ++with;
+            configs += p->ranked.size();
+          }
+        if (with > 0)
+          row.detail += fmt::format("; a prior for {} of {} buckets ({} configs measured before)",
+                                    with, build->space.buckets().size(), configs);
+        prior = {{"buckets", with}, {"of", build->space.buckets().size()}, {"configs", configs}};
+      }
       rows.push_back(row);
       out["kernels"].push_back({{"kernel", m.kernel},
                                 {"arch", arch},
@@ -116,7 +135,8 @@ int run_status(const StatusOptions& opt) {
                                 {"warnings", v->warnings},
                                 {"changes", v->changes},
                                 {"retune", m.retune_command()},
-                                {"pin", v->pin_commands}});
+                                {"pin", v->pin_commands},
+                                {"prior", prior}});
     }
   }
   if (opt.json) {
