@@ -11,9 +11,17 @@
 // run twice, measuring every candidate in full and with early rejection (the reps of each
 // candidate drawn around its table median), and compares the winners.
 //
+// With `--prior P` (a trial log of an earlier version of the kernel, plain JSON Lines with its
+// header) each strategy is replayed twice per seed, without and with P as the re-tune's prior
+// (docs/search.md "Re-tunes start from what was measured": its best `prior_top_k` measured
+// first, the strategy guided by it; the warm stop left out so that every run goes on to the
+// optimum), and the table says per strategy the evaluations to reach 1.02x and 1.00x of the
+// table's optimum both ways, and the ratio of the medians; the warm stop's own point (the
+// evaluations it takes and how far from the optimum it stops) is a last pair of columns.
+//
 // Usage: bench_search --space S.toml --table T.jsonl [--bucket B] [--seeds 20]
 //                     [--strategies random,anneal,bayes] [--max-fraction 1] [--batch 1]
-//                     [--order fifo|shuffled] [--html F] [--json F]
+//                     [--order fifo|shuffled] [--prior P] [--html F] [--json F]
 //                     [--early-reject [--reject-margin 10]]
 //        bench_search --speed [--strategies ...] [--speed-at 100,500,1000] [--speed-sample 100]
 //                     [--no-before]
@@ -293,9 +301,11 @@ std::vector<std::size_t> pipelined(const Table& table, const tune::Space& space,
 }
 
 // One run: best-so-far / optimum after each evaluation (infinity before the first valid one).
+// `prior`: the log a re-tune starts from (empty: none); `warm_stop`: whether its stop applies.
 std::vector<double> replay(const Table& table, const tune::Space& space,
                            const std::string& strategy, std::uint64_t seed, std::int64_t max_evals,
-                           const Feed& feed) {
+                           const Feed& feed, const std::string& prior = "",
+                           bool warm_stop = false) {
   tune::SearchSettings settings = space.search();
   settings.strategy = strategy;
   settings.seed = seed;
@@ -304,12 +314,18 @@ std::vector<double> replay(const Table& table, const tune::Space& space,
   settings.budget_s.reset();
   settings.patience.reset();
   std::vector<std::size_t> sequence;
+  if (!warm_stop) settings.retune_min_new = INT64_MAX;
   if (feed.batch == 1) {
     Replay objective(table);
-    tune::result<tune::Output> out = tune::Autotuner(space.kernel())
-                                         .require(space.require())
-                                         .search(settings)
-                                         .run_objective(objective);
+    tune::Autotuner tuner(space.kernel());
+    tuner.require(space.require()).search(settings);
+    if (!prior.empty()) tuner.prior_fallbacks({prior});
+    std::string unused;
+    tuner.on_warning([&](const std::string& w) {
+      if (w.starts_with("prior not used")) unused = w;
+    });
+    tune::result<tune::Output> out = tuner.run_objective(objective);
+    if (!unused.empty()) throw tune::error(unused);
     if (!out) throw tune::error(out.error().str());
     sequence = std::move(objective.sequence);
   } else {
@@ -345,6 +361,64 @@ std::optional<double> quantile_of(std::vector<std::optional<double>> values, dou
 
 std::string percent(std::optional<double> f) {
   return f ? fmt::format("{:.1f}%", 100 * *f) : std::string("never");
+}
+
+// --prior: per strategy, the evaluations to reach 1.02x and 1.00x without and with the prior,
+// and where the warm stop ends.
+int compare_prior(const Table& table, const tune::Space& space,
+                  const std::vector<std::string>& names, int seeds, const std::string& prior,
+                  const std::string& table_path, const std::string& json_out) {
+  const auto all = static_cast<std::int64_t>(table.configs.size());
+  std::printf(
+      "table %s: %zu configs, %zu valid, optimum %.6g ms; prior %s; %d seeds per "
+      "strategy\n",
+      table_path.c_str(), table.configs.size(), table.valid, table.optimum_ms, prior.c_str(),
+      seeds);
+  std::printf(
+      "evaluations to reach the optimum x factor, as a fraction of the valid configs "
+      "(median over seeds), without and with the prior; the warm stop's evaluations "
+      "and best / optimum (median):\n");
+  std::printf("%-8s %9s %9s %7s %9s %9s %7s %9s %9s\n", "strategy", "1.02x", "prior", "gain",
+              "1.00x", "prior", "gain", "stop", "at");
+  json out = {{"table", table_path},  {"prior", prior}, {"configs", all},
+              {"valid", table.valid}, {"seeds", seeds}, {"strategies", json::object()}};
+  for (const std::string& name : names) {
+    std::map<std::string, std::vector<std::optional<double>>> reached;
+    std::vector<std::optional<double>> stop_at;
+    std::vector<std::optional<double>> stop_ratio;
+    for (int seed = 1; seed <= (name == "grid" ? 1 : seeds); ++seed) {
+      const auto s = static_cast<std::uint64_t>(seed);
+      const std::vector<double> cold = replay(table, space, name, s, all, Feed{});
+      const std::vector<double> warm = replay(table, space, name, s, all, Feed{}, prior);
+      const std::vector<double> stop = replay(table, space, name, s, all, Feed{}, prior, true);
+      for (double f : {1.02, 1.00}) {
+        reached[fmt::format("{:.2f}x", f)].push_back(reach(cold, f, table.valid));
+        reached[fmt::format("{:.2f}x prior", f)].push_back(reach(warm, f, table.valid));
+      }
+      stop_at.push_back(static_cast<double>(stop.size()) / static_cast<double>(table.valid));
+      stop_ratio.push_back(stop.empty() ? std::nullopt : std::optional<double>(stop.back()));
+    }
+    json row = json::object();
+    std::printf("%-8s", name.c_str());
+    for (const char* f : {"1.02x", "1.00x"}) {
+      const auto without = quantile_of(reached[f], 0.5);
+      const auto with = quantile_of(reached[std::string(f) + " prior"], 0.5);
+      const std::string gain =
+          without && with ? fmt::format("{:.1f}x", *without / *with) : std::string("-");
+      std::printf(" %9s %9s %7s", percent(without).c_str(), percent(with).c_str(), gain.c_str());
+      row[f] = {{"without", without ? json(*without) : json(nullptr)},
+                {"with", with ? json(*with) : json(nullptr)}};
+    }
+    const auto at = quantile_of(stop_at, 0.5);
+    const auto ratio = quantile_of(stop_ratio, 0.5);
+    std::printf(" %9s %9s\n", percent(at).c_str(),
+                ratio ? fmt::format("{:.3f}x", *ratio).c_str() : "none");
+    row["warm_stop"] = {{"at", at ? json(*at) : json(nullptr)},
+                        {"best_over_optimum", ratio ? json(*ratio) : json(nullptr)}};
+    out["strategies"][name] = row;
+  }
+  if (!json_out.empty()) std::ofstream(json_out) << out.dump() << "\n";
+  return 0;
 }
 
 }  // namespace
@@ -386,6 +460,7 @@ int main(int argc, char** argv) {
   int seeds = 20;
   double max_fraction = 1.0;
   std::vector<std::string> names = {"random", "anneal", "bayes"};
+  std::string prior_path;
   Feed feed;
   std::string order = "fifo";
   bool speed = false;
@@ -405,6 +480,9 @@ int main(int argc, char** argv) {
   app.add_option("--order", order,
                  "with --batch: the outcomes told oldest first (fifo) or in a shuffled order")
       ->check(CLI::IsMember({"fifo", "shuffled"}));
+  app.add_option("--prior", prior_path,
+                 "a log of an earlier version: replay each strategy without and with it as the "
+                 "re-tune's prior");
   app.add_option("--html", html_out, "write the convergence plot here");
   app.add_option("--json", json_out, "write every run's numbers here");
   app.add_flag("--speed", speed,
@@ -482,6 +560,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", table.error().str().c_str());
       return 2;
     }
+    if (!prior_path.empty())
+      return compare_prior(*table, *space, names, seeds, prior_path, table_path, json_out);
     const auto max_evals = std::max<std::int64_t>(
         1,
         static_cast<std::int64_t>(std::ceil(max_fraction * static_cast<double>(pruned->size()))));

@@ -2,8 +2,12 @@
 # Measure a complete table of the search benchmark (bench/search/README.md "Tables") on a GPU
 # host, in calls shorter than the host's limit that resume the same trial logs.
 #
-#   bench/search/measure_table.sh --kernel stencil|gemm_full [--build build-gpu]
-#                                 [--seconds 480] [--resume DIR] [--out DIR]
+#   bench/search/measure_table.sh --kernel stencil|gemm_full [--version 1|2]
+#                                 [--build build-gpu] [--seconds 480] [--resume DIR] [--out DIR]
+#
+# --version 2 measures version 2 of the kernel (bench/search/README.md "Re-tunes with a prior":
+# stencil_v2.cu, the same space) in a build tree of its own (default build-gpu-v2), resuming
+# .tables/<kernel>.v2 and writing <kernel>.v2.<bucket>.jsonl.gz. gemm_full has no version 2 yet.
 #
 # Each call: configures the build tree with TUNE_SEARCH_TABLES=ON (once), builds the kernel's
 # runner, unpacks the trial logs of earlier calls (logs.tar) from --resume (default
@@ -18,13 +22,15 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 kernel=""
-build=build-gpu
+version=1
+build=""
 seconds=480
 resume=""
 out="${OUT:-$root/out/tables}"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --kernel) kernel="$2"; shift 2 ;;
+    --version) version="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --seconds) seconds="$2"; shift 2 ;;
     --resume) resume="$2"; shift 2 ;;
@@ -36,13 +42,22 @@ case "$kernel" in
   stencil | gemm_full) ;;
   *) echo "measure_table.sh: --kernel stencil or --kernel gemm_full" >&2; exit 2 ;;
 esac
-resume="${resume:-$root/.tables/$kernel}"
-dest="$out/tables/$kernel"
+case "$version" in
+  1) suffix=""; build="${build:-build-gpu}" ;;
+  2) suffix=".v2"; build="${build:-build-gpu-v2}"
+     if [[ "$kernel" != stencil ]]; then
+       echo "measure_table.sh: only stencil has a version 2 (bench/search/stencil/stencil_v2.cu)" >&2
+       exit 2
+     fi ;;
+  *) echo "measure_table.sh: --version 1 or --version 2" >&2; exit 2 ;;
+esac
+resume="${resume:-$root/.tables/$kernel$suffix}"
+dest="$out/tables/$kernel$suffix"
 mkdir -p "$dest"
 tomlpp="${TUNE_TOMLPP_INCLUDE_DIR:-$root/.deps/include}"
 eigen="${TUNE_EIGEN_INCLUDE_DIR:-$root/.deps/include}"
 
-args=(-S . -B "$build" -G Ninja -DTUNE_SEARCH_TABLES=ON)
+args=(-S . -B "$build" -G Ninja -DTUNE_SEARCH_TABLES=ON -DTUNE_SEARCH_TABLES_VERSION="$version")
 [[ -f "$build/CMakeCache.txt" ]] || args+=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNE_ENABLE_WERROR=OFF)
 [[ -f "$tomlpp/toml++/toml.h" ]] && args+=(-DTUNE_TOMLPP_INCLUDE_DIR="$tomlpp")
 [[ -f "$eigen/Eigen/Core" ]] && args+=(-DTUNE_EIGEN_INCLUDE_DIR="$eigen")
@@ -84,7 +99,7 @@ if [[ $rc -eq 0 ]]; then
   for log in "$logdir"/*.trials.jsonl; do
     # The bucket's encoded name with each %XX as "_": n%3D4096 -> stencil.n_4096.jsonl.gz.
     name=$(basename "$log" .trials.jsonl | sed 's/%[0-9A-Fa-f][0-9A-Fa-f]/_/g')
-    gzip -9 -n < "$log" > "$dest/$kernel.$name.jsonl.gz"
+    gzip -9 -n < "$log" > "$dest/$kernel$suffix.$name.jsonl.gz"
   done
   echo "measure_table.sh: $kernel complete, $after trials; tables: $dest/*.jsonl.gz"
 else

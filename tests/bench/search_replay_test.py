@@ -165,6 +165,39 @@ class SearchReplay(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertIn("--speed-at wants counts in ascending order", r.stderr)
 
+    def test_a_prior_of_an_earlier_version_cuts_the_evaluations(self):
+        # Issue 33: version 1 had its optimum one step away (A=5); it is the re-tune's prior.
+        lines = table_lines()
+        header = dict(json.loads(lines[0]), tuner="synthetic/default", source_hash="v1",
+                      objective="minimize")
+        v1 = [json.dumps(header)]
+        for l in lines[1:]:
+            t = json.loads(l)
+            if t["state"] == "measured":
+                a = t["params"]["A"]
+                t["median_ms"] *= (1.0 + 0.04 * (a - 5) ** 2) / (1.0 + 0.04 * (a - 6) ** 2)
+            v1.append(json.dumps(t))
+        prior = self.write("v1.jsonl", v1)
+        r = run("--space", self.space, "--table", self.table, "--prior", prior, "--seeds", 3,
+                "--strategies", "grid,random,anneal,bayes", "--json", ARGS.work / "prior.json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("without and with the prior", r.stdout)
+        out = json.loads((ARGS.work / "prior.json").read_text())
+        self.assertEqual(out["prior"], str(prior))
+        for name, row in out["strategies"].items():
+            with_prior, without = row["1.00x"]["with"], row["1.00x"]["without"]
+            self.assertIsNotNone(with_prior, name)
+            self.assertLess(with_prior, without, name)
+            self.assertLess(with_prior, 0.1, name)  # 30 of 280 valid configs
+            self.assertLessEqual(row["warm_stop"]["best_over_optimum"], 1.02, name)
+        # A prior of another kernel is refused, naming it.
+        other = self.write("other.jsonl", [json.dumps(dict(header, tuner="other/default"))] +
+                           v1[1:])
+        r = run("--space", self.space, "--table", self.table, "--prior", other, "--seeds", 1,
+                "--strategies", "random")
+        self.assertEqual(r.returncode, 3)
+        self.assertIn("a log of kernel 'other', not 'synthetic'", r.stderr)
+
     def test_a_replay_needs_a_space_and_a_table(self):
         r = run("--table", self.table)
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)

@@ -397,8 +397,10 @@ bool SearchRun::stop_rule_hit() {
   }
   if (prior_) {
     // A warm re-tune: at least retune_min_new proposals after the prior's best, then `patience`
-    // (default 16) evaluations in which none beat the best by more than the runoff's margin.
-    const auto patience = static_cast<std::size_t>(search.patience.value_or(16));
+    // (default: 2% of the space, at least 16) evaluations in which none beat the best by more
+    // than the runoff's margin.
+    const auto patience = search.patience ? static_cast<std::size_t>(*search.patience)
+                                          : std::max<std::size_t>(16, (pruned_.size() + 49) / 50);
     if (best_value_ && new_proposals_ >= static_cast<std::size_t>(search.retune_min_new) &&
         since_margin_ >= patience) {
       out_.stopped_by = "warm";

@@ -55,8 +55,8 @@ struct SearchSettings {
   /// How many of the prior's best configs a warm re-tune measures right after the incumbents.
   std::int64_t prior_top_k = 8;
   /// A warm re-tune stops no sooner than this many proposals after the prior's best (and then
-  /// after `patience` evaluations, default 16, that beat the best by less than the runoff's
-  /// margin).
+  /// after `patience` evaluations, default 2% of the space and at least 16, that beat the best
+  /// by less than the runoff's margin).
   std::int64_t retune_min_new = 16;
   /// Where a bucket with no prior of its own takes one: "bucket:<name>", "arch:<sm_XX>" or
   /// "auto"; unset: nowhere.
