@@ -169,12 +169,16 @@ class HardenCli(unittest.TestCase):
                                      ("--timeout", "1e300", "(0, 604800]"),
                                      ("--timeout", "inf", "(0, 604800]"),
                                      ("--budget", "-5", "[0, 604800]"),
-                                     ("--budget", "nan", "[0, 604800]")]:
+                                     ("--budget", "nan", "[0, 604800]"),
+                                     ("--budget", "-0", "[0, 604800]"),
+                                     ("--timeout", "1e-300", "(0, 604800]"),
+                                     ("--budget", "1e-300", "[0, 604800]")]:
             with self.subTest(option=option, value=value):
                 r = self.exec_sh("echo 1", option, value)
                 self.assertEqual(r.returncode, 2, r.stderr)
                 err = text(r.stderr)
-                self.assertIn(f"must be a number of seconds in {shown}, got '{value}'", err)
+                self.assertIn(f"must be a number of seconds in {shown}, at least 0.001 when not "
+                              f"0, got '{value}'", err)
                 self.assertLess(len(err), 400, err)
         r = run("run", "--manifest", self.dir / "m.json", "--device", "-1")
         self.assertEqual(r.returncode, 2)

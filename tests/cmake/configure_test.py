@@ -52,6 +52,21 @@ class ConfigureTest(unittest.TestCase):
         """`call` after `declare` stops the configure in tune_generate_header with `message`."""
         self.assert_fails(f"{declare}\n{call}", message, module="TuneHeader.cmake")
 
+    def test_remote_store_locations_that_leak_or_escape_are_refused(self):
+        try:
+            for location, message in [
+                    ("HTTP://bob:s3cr3t@host/store", "TUNE_REMOTE_STORE holds credentials"),
+                    ("http://host/store?token=s3cr3t", "holds a query or a fragment"),
+                    ("http://host/store#s3cr3t", "holds a query or a fragment"),
+                    ("http://host/store/../../etc", "holds a '.' or '..' segment"),
+                    ("http://host/store/%2e%2e/etc", "holds a '.' or '..' segment")]:
+                result = self.configure(DECLARE, f"-DTUNE_REMOTE_STORE={location}")
+                self.assertNotEqual(result.rc, 0, result)
+                self.assertIn(squash(message), squash(result.stderr), result)
+                self.assertNotIn("s3cr3t", result.stderr + result.stdout)
+        finally:
+            self.configure(DECLARE, "-DTUNE_REMOTE_STORE=")
+
     def test_unknown_arguments(self):
         self.assert_fails(
             f"tune_add_kernel(scale BOGUS 1 {GOOD} ARCH sm_90)",

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <latch>
@@ -18,6 +19,7 @@
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/store/candidate_store.hpp>
 #include <tuner/core/store/shared_trials.hpp>
+#include <tuner/core/tune/kernel_tune.hpp>
 
 #include "test_dir.hpp"
 
@@ -321,10 +323,56 @@ TEST_F(RemoteStoreTest, LocationsAndCredentials) {
   result<std::unique_ptr<Store>> d = open_store("file:///tmp/x", "x");
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ((*d)->where(), "/tmp/x");
+  for (const char* leaky :
+       {"HTTP://bob:s3cr3t@host/store", "Https://bob@host/s3cr3t", "ftp://bob:s3cr3t@host/",
+        "http://host/store?token=s3cr3t", "http://host/store#s3cr3t",
+        "http://host/store/../../etc/s3cr3t", "http://host/store/%2E%2e/s3cr3t",
+        "/srv/store/../s3cr3t", "file:///srv/./s3cr3t", "s3cr3t/relative", "http:///s3cr3t"}) {
+    result<std::unique_ptr<Store>> r = open_store(leaky, "x");
+    ASSERT_FALSE(r.has_value()) << leaky;
+    EXPECT_EQ(r.error().str().find("s3cr3t"), std::string::npos) << r.error().str();
+  }
+  result<std::unique_ptr<Store>> upper = open_store("FILE:///tmp/x", "x");
+  ASSERT_TRUE(upper.has_value());
+  EXPECT_EQ((*upper)->where(), "/tmp/x");
   EXPECT_EQ(remote_location("off", "http://a"), "");
   EXPECT_EQ(remote_location("http://cli", "http://a"), "http://cli");
   EXPECT_FALSE(valid_store_path("cas/../../etc/passwd"));
   EXPECT_TRUE(valid_store_path("ac/" + std::string(64, 'a')));
+}
+
+TEST_F(RemoteStoreTest, GcRemovesOnlyTheStoresOwnOldNames) {
+  const fs::path d = dir_ / "gc";
+  const std::string hex(64, 'a');
+  const fs::path object = d / "cas" / hex;
+  const fs::path temporary = d / "ac" / ("." + hex + ".tmp.123.4");
+  const std::vector<fs::path> foreign = {d / "cas" / "README", d / "ac" / std::string(64, 'A'),
+                                         d / "ac" / ("." + hex + ".tmp.x.4"),
+                                         d / "cas" / (hex + ".bak")};
+  const auto year_ago = fs::file_time_type::clock::now() - std::chrono::hours(24 * 365);
+  for (const fs::path& p : foreign) {
+    write(p, "not ours");
+    fs::last_write_time(p, year_ago);
+  }
+  write(object, "old");
+  write(temporary, "left by a writer that died");
+  fs::last_write_time(object, year_ago);
+  fs::last_write_time(temporary, year_ago);
+  // A huge keep_days keeps every object, never an overflow into "everything is old"; the
+  // temporary a writer left a year ago goes all the same.
+  EXPECT_EQ(gc_directory_store(d, 1e300).removed, 1);
+  EXPECT_FALSE(fs::exists(temporary));
+  EXPECT_EQ(gc_directory_store(d, 1e15).removed, 0);
+  EXPECT_TRUE(fs::exists(object));
+  EXPECT_THROW(gc_directory_store(d, std::nan("")), error);
+  EXPECT_THROW(gc_directory_store(d, -1), error);
+  const GcCounts c = gc_directory_store(d, 30);
+  EXPECT_EQ(c.removed, 1);
+  EXPECT_FALSE(fs::exists(object));
+  for (const fs::path& p : foreign)
+    EXPECT_TRUE(fs::exists(p)) << p;
+  EXPECT_TRUE(is_store_object_name(hex));
+  EXPECT_FALSE(is_store_object_name("." + hex + ".tmp.1."));
 }
 
 // A stand-in objective: every candidate measures 1 ms, and counts how often it was asked.
@@ -391,6 +439,38 @@ TEST_F(RemoteStoreTest, TrialsAreAdoptedExceptIncumbents) {
   // The log line says where it came from.
   EXPECT_EQ(to_json(t1)["remote"], "gpu-a");
   EXPECT_TRUE(trial_from_json(to_json(t1)).has_value());
+}
+
+TEST_F(RemoteStoreTest, RemoteNamesArePrintedEscapedAndOtherDevicesNotAdopted) {
+  auto r = remote();
+  CountingObjective first(three_configs());
+  SharedTrials a(first, *r, context(true, "gpu\x1b]0;owned\x07\x1b[2J"));
+  a.measure(1);
+  CountingObjective second(three_configs());
+  SharedTrials b(second, *r, context(true, "gpu-b"));
+  const Trial t = b.measure(1);
+  ASSERT_TRUE(t.remote.has_value());
+  const std::string line = describe_trial(Progress{1, 3, t, false, std::nullopt, 0, std::nullopt});
+  EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
+  EXPECT_NE(line.find("(remote, measured on gpu\\x1b]0;owned\\x07\\x1b[2J, Fake GPU)"),
+            std::string::npos)
+      << line;
+
+  // An object at this key that names another driver (or a 300-byte host) is not adopted.
+  const std::string key = shared_trial_key(sha256_hex("key2"), "Fake GPU", "999.1",
+                                           context(true, "").bucket, BenchSettings{});
+  SharedTrial forged{Trial::measured(0.001, 0.001, 10), "x", "Fake GPU", "1.0"};
+  forged.trial.config = three_configs()[2];
+  forged.trial.cache_key = sha256_hex("key2");
+  ASSERT_TRUE(r->put_json("ac/" + key, to_json(forged)));
+  CountingObjective third(three_configs());
+  SharedTrials c(third, *r, context(true, "gpu-c"));
+  EXPECT_FALSE(c.measure(2).remote.has_value());
+  forged.driver = "999.1";
+  forged.host = std::string(300, 'h');
+  ASSERT_TRUE(r->put_json("ac/" + key, to_json(forged)));
+  EXPECT_FALSE(c.measure(2).remote.has_value());
+  EXPECT_EQ(third.measured, 2);
 }
 
 // SharedTrials changes only measure; every other virtual is the inner objective's

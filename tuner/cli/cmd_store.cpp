@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/build_tree.hpp>
+#include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/log_reader.hpp>
 #include <tuner/core/base/bucket_name.hpp>
@@ -46,6 +47,7 @@ struct StoreOptions {
   std::string remote;
   std::string build;
   double keep_days = -1;
+  bool force = false;
   bool json = false;
 };
 
@@ -135,9 +137,9 @@ int status_command(const StoreOptions& opt, RemoteStore& remote,
 // result (a log without a result says nothing of its driver, and is left out).
 std::int64_t push_bucket_trials(RemoteStore& remote, const KernelBuild& k, const std::string& arch,
                                 const Bucket& bucket) {
-  const fs::path base = k.manifest.log_dir / arch / encode_bucket(bucket.name);
-  const fs::path log = base.string() + ".trials.jsonl";
-  const fs::path result_path = base.string() + ".result.json";
+  const fs::path dir = k.manifest.log_dir / arch;
+  const fs::path log = dir / bucket_file_name(bucket.name, ".trials.jsonl");
+  const fs::path result_path = dir / bucket_file_name(bucket.name, ".result.json");
   std::error_code ec;
   if (!fs::exists(log, ec) || !fs::exists(result_path, ec)) return 0;
   result<BucketResult> r = BucketResult::load(result_path);
@@ -231,6 +233,15 @@ int run_store(const StoreOptions& opt) {
                  (*store)->where());
       return exit_bad_input;
     }
+    // Under an hour, gc may take an object a build is writing or about to read: only on purpose.
+    if (opt.keep_days * 24 < 1 && !opt.force) {
+      fmt::print(stderr,
+                 "tuner store gc: error: --keep-days {} would remove objects written less than an "
+                 "hour ago, which builds may be using: pass --force to do so, or keep at least "
+                 "0.05 days\n",
+                 opt.keep_days);
+      return exit_bad_input;
+    }
     const GcCounts c = gc_directory_store(*dir, opt.keep_days);
     fmt::print("tuner store gc: {}: removed {} objects ({} bytes), kept {}\n", dir->string(),
                c.removed, c.removed_bytes, c.kept);
@@ -273,7 +284,8 @@ void add_store_command(CLI::App& app, Run& run) {
   common(gc);
   gc->add_option("--keep-days", opt->keep_days, "keep what was written or read in N days")
       ->required()
-      ->check(CLI::NonNegativeNumber);
+      ->check(days());
+  gc->add_flag("--force", opt->force, "allow --keep-days under an hour (0.0417)");
   sub->footer(
       "Exit status: 0 done, 2 bad usage (no store; gc of an HTTP store), 3 the store does not "
       "answer or cannot be written.");

@@ -1,5 +1,7 @@
 #include <tuner/core/base/bucket_name.hpp>
 
+#include <tuner/core/base/safe_file.hpp>
+
 namespace tune {
 
 std::string encode_bucket(std::string_view label) {
@@ -19,6 +21,10 @@ std::string encode_bucket(std::string_view label) {
   }
   if (out.empty()) out.push_back('%');  // the empty label; decodes back to ""
   return out;
+}
+
+std::string bucket_file_name(std::string_view label, std::string_view suffix) {
+  return bounded_file_name(encode_bucket(label), suffix);
 }
 
 std::optional<std::string> decode_bucket(std::string_view encoded) {

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <string>
+
+#include <tuner/core/base/env_number.hpp>
 
 namespace tune {
 
@@ -98,11 +99,7 @@ double CompileAhead::waited_ms() const {
 }
 
 int compile_ahead_jobs(std::optional<int> cap) {
-  if (const char* env = std::getenv("TUNE_COMPILE_JOBS"); env != nullptr && *env) {
-    char* end = nullptr;
-    const long n = std::strtol(env, &end, 10);
-    if (*end == '\0' && n > 0 && n <= 1024) return static_cast<int>(n);
-  }
+  if (const auto n = env_whole_number("TUNE_COMPILE_JOBS", 1, 1024)) return static_cast<int>(*n);
   // One core stays with the measuring worker, whose host thread queues the launches.
   const unsigned cores = std::thread::hardware_concurrency();
   const int jobs = static_cast<int>(cores > 1 ? cores - 1 : 1);

@@ -56,6 +56,10 @@ result<SharedTrial> shared_trial_from_json(const json& j) {
     if (it == j.end() || !it->is_string())
       return bad(fmt::format("shared trial field '{}' must be a string", field));
     *out = it->get<std::string>();
+    // Names, not documents: a host name is at most 255 bytes.
+    if (out->size() > 256)
+      return bad(fmt::format("shared trial field '{}' is {} bytes, more than a name's 256", field,
+                             out->size()));
   }
   auto t = j.find("trial");
   if (t == j.end()) return bad("shared trial has no 'trial'");
@@ -91,9 +95,13 @@ Trial SharedTrials::measure(std::size_t index) {
         result<SharedTrial> shared = shared_trial_from_json(*j);
         // Only a valid measurement of this very candidate: an invalid one may have been that
         // machine's trouble, and is retried here as a resumed log retries it.
+        // The object must say it is of this device and driver, as its key does.
+        const auto [device, driver] = context_.device();
         if (shared && shared->trial.is_measured() && shared->trial.config == configs()[index] &&
-            shared->trial.cache_key == inner_.cache_key(index)) {
+            shared->trial.cache_key == inner_.cache_key(index) && shared->device == device &&
+            shared->driver == driver) {
           Trial t = std::move(shared->trial);
+          t.device = shared->device;
           t.remote = shared->host;
           t.runoff = json();
           ++adopted_;

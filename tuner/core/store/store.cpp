@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
 #include <fmt/core.h>
 
 #include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/env_number.hpp>
 #include <tuner/core/base/hash.hpp>
 
 namespace tune {
@@ -86,14 +88,10 @@ HttpOptions http_options_from_env() {
   o.basic_auth = env_or_empty("TUNE_REMOTE_STORE_BASIC_AUTH");
   o.netrc_file = env_or_empty("TUNE_REMOTE_STORE_NETRC");
   o.ca_bundle = env_or_empty("TUNE_REMOTE_STORE_CA_BUNDLE");
-  const std::string timeout = env_or_empty("TUNE_REMOTE_STORE_TIMEOUT");
-  if (!timeout.empty()) {
-    char* end = nullptr;
-    const double t = std::strtod(timeout.c_str(), &end);
-    if (end != nullptr && *end == '\0' && t > 0) {
-      o.timeout_s = t;
-      o.connect_timeout_s = std::max(0.5, std::min(o.connect_timeout_s, t / 10));
-    }
+  // Bounded: an infinite or huge timeout would overflow libcurl's milliseconds into "none".
+  if (const auto t = env_number("TUNE_REMOTE_STORE_TIMEOUT", 0.1, 3600)) {
+    o.timeout_s = *t;
+    o.connect_timeout_s = std::max(0.5, std::min(o.connect_timeout_s, *t / 10));
   }
   return o;
 }
@@ -108,43 +106,115 @@ std::unique_ptr<Store> open_directory_store(fs::path dir) {
   return std::make_unique<DirectoryStore>(std::move(dir));
 }
 
+namespace {
+
+// Why the path part of a location cannot be used (a query, a fragment, a `.` or `..` segment,
+// also percent-encoded), or nullopt.
+std::optional<std::string> path_problem(std::string_view path) {
+  if (path.find('?') != std::string_view::npos)
+    return "holds a query ('?'): a token belongs in TUNE_REMOTE_STORE_TOKEN, never in the "
+           "location";
+  if (path.find('#') != std::string_view::npos) return "holds a fragment ('#')";
+  std::string decoded;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '%' && i + 2 < path.size() && path[i + 1] == '2' &&
+        (path[i + 2] == 'e' || path[i + 2] == 'E')) {
+      decoded += '.';
+      i += 2;
+    } else {
+      decoded += path[i];
+    }
+  }
+  std::size_t start = 0;
+  while (start <= decoded.size()) {
+    std::size_t slash = decoded.find('/', start);
+    if (slash == std::string::npos) slash = decoded.size();
+    const std::string_view segment = std::string_view(decoded).substr(start, slash - start);
+    if (segment == "." || segment == "..")
+      return "holds a '.' or '..' segment: name the store's own folder";
+    start = slash + 1;
+  }
+  return std::nullopt;
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+}  // namespace
+
 result<std::unique_ptr<Store>> open_store(std::string_view location, std::string_view label) {
+  // Nothing of an unchecked location is ever echoed: it may hold a password or a token.
   const std::string where(label);
-  if (location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0) {
-    const std::size_t authority = location.find("://") + 3;
-    const std::size_t end = location.find('/', authority);
-    const std::string_view host = location.substr(
-        authority, end == std::string_view::npos ? std::string_view::npos : end - authority);
-    if (host.find('@') != std::string_view::npos)
+  const std::size_t sep = location.find("://");
+  const bool url = sep != std::string_view::npos && sep > 0 &&
+                   location.find('/') > sep;  // a scheme, not a path holding `://`
+  std::string scheme;
+  std::string_view rest = location;
+  if (url) {
+    scheme = lower(location.substr(0, sep));
+    rest = location.substr(sep + 3);
+    // Credentials first, before anything else is looked at or said.
+    const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+    if (authority.find('@') != std::string_view::npos)
       return fail(where, 0, 0,
                   "the remote store URL holds credentials: remove them and set "
                   "TUNE_REMOTE_STORE_TOKEN, TUNE_REMOTE_STORE_BASIC_AUTH or a netrc file instead");
-    if (host.empty())
-      return fail(where, 0, 0, fmt::format("remote store '{}' names no host", location));
-    std::string url(location);
-    while (!url.empty() && url.back() == '/')
-      url.pop_back();
+  }
+  if (std::optional<std::string> why = path_problem(location))
+    return fail(where, 0, 0, "the remote store location " + *why);
+  if (scheme == "http" || scheme == "https") {
+    const std::size_t end = rest.find('/');
+    const std::string_view host = rest.substr(0, end);
+    if (host.empty()) return fail(where, 0, 0, "the remote store URL names no host");
+    std::string normalized = scheme + "://" + std::string(rest);
+    while (!normalized.empty() && normalized.back() == '/')
+      normalized.pop_back();
     if (!http_store_available())
       return fail(where, 0, 0,
                   fmt::format("remote store '{}': this tuner was built without libcurl, so it "
                               "cannot reach an HTTP store",
-                              url));
-    return open_http_store(std::move(url), http_options_from_env());
+                              normalized));
+    return open_http_store(std::move(normalized), http_options_from_env());
   }
   std::string_view dir = location;
-  if (dir.rfind("file://", 0) == 0) dir.remove_prefix(7);
-  if (!dir.empty() && dir.front() == '/') return open_directory_store(fs::path(dir));
+  if (scheme == "file") dir = rest;
+  if ((!url || scheme == "file") && !dir.empty() && dir.front() == '/')
+    return open_directory_store(fs::path(dir));
   return fail(where, 0, 0,
-              fmt::format("remote store '{}' is neither an http:// or https:// URL nor an "
-                          "absolute directory (file:///path)",
-                          location));
+              "the remote store location is neither an http:// or https:// URL nor an absolute "
+              "directory (file:///path)");
+}
+
+bool is_store_object_name(std::string_view name) {
+  if (is_hex64(name)) return true;
+  // A writer's temporary (base/atomic_file.cpp): `.<64 hex>.tmp.<pid>.<n>`.
+  if (name.size() < 1 + 64 + 5 || name.front() != '.') return false;
+  if (!is_hex64(name.substr(1, 64)) || name.substr(65, 5) != ".tmp.") return false;
+  const std::string_view rest = name.substr(70);
+  const std::size_t dot = rest.find('.');
+  if (dot == 0 || dot == std::string_view::npos || dot + 1 == rest.size()) return false;
+  const auto digits = [](std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return digits(rest.substr(0, dot)) && digits(rest.substr(dot + 1));
 }
 
 GcCounts gc_directory_store(const fs::path& dir, double keep_days) {
+  if (!std::isfinite(keep_days) || keep_days < 0)
+    throw error(fmt::format("gc: keep_days must be a finite number of days, 0 or more (got {})",
+                            keep_days));
   GcCounts counts;
   const auto now = fs::file_time_type::clock::now();
-  const auto keep = std::chrono::duration_cast<fs::file_time_type::duration>(
-      std::chrono::duration<double>(keep_days * 86400.0));
+  // Ages compare in seconds as doubles: a huge keep_days keeps everything instead of
+  // overflowing a duration.
+  const double keep_s = keep_days * 86400.0;
+  const auto age_s = [&](fs::file_time_type written) {
+    return std::chrono::duration<double>(now - written).count();
+  };
   for (const char* sub : {"ac", "cas"}) {
     std::error_code ec;
     if (!fs::exists(dir / sub, ec)) continue;
@@ -154,19 +224,18 @@ GcCounts gc_directory_store(const fs::path& dir, double keep_days) {
                               ec.message()));
     for (const fs::directory_entry& e : it) {
       std::error_code fe;
-      if (!e.is_regular_file(fe)) continue;
       const std::string name = e.path().filename().string();
-      const bool temporary = !name.empty() && name.front() == '.';
+      // Only the store's own names: a bazel disk cache, say, has `ac/` and `cas/` folders too.
+      if (!is_store_object_name(name)) continue;
+      if (!e.is_regular_file(fe) || e.is_symlink(fe)) continue;
+      const bool temporary = name.front() == '.';
       const auto size = static_cast<std::int64_t>(e.file_size(fe));
       const auto written = e.last_write_time(fe);
       if (fe) continue;
       // A temporary older than a day belongs to a writer that died (one in progress is seconds
       // old); objects go after keep_days without a write or a read.
-      const fs::file_time_type::duration limit =
-          temporary
-              ? std::chrono::duration_cast<fs::file_time_type::duration>(std::chrono::hours(24))
-              : keep;
-      if (now - written > limit) {
+      const double limit_s = temporary ? 86400.0 : keep_s;
+      if (age_s(written) > limit_s) {
         if (fs::remove(e.path(), fe)) {
           ++counts.removed;
           counts.removed_bytes += size;

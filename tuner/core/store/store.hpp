@@ -46,7 +46,8 @@ struct HttpOptions {
 /// The options from the environment: TUNE_REMOTE_STORE_TOKEN, TUNE_REMOTE_STORE_BASIC_AUTH
 /// (`user:password`), TUNE_REMOTE_STORE_NETRC, TUNE_REMOTE_STORE_CA_BUNDLE and
 /// TUNE_REMOTE_STORE_TIMEOUT (seconds per request; the connect timeout is at most a tenth of it,
-/// at least 0.5 s). Values that do not parse are ignored.
+/// at least 0.5 s; a number in [0.1, 3600]). A timeout out of range or not a number is a warning
+/// naming the variable (base/env_number.hpp), and the default is used.
 HttpOptions http_options_from_env();
 
 /// A store of objects under short paths (`cas/<hex>`, `ac/<hex>`).
@@ -94,8 +95,14 @@ struct GcCounts {
   std::int64_t removed_bytes = 0;
 };
 
+/// Whether `name` is one a directory store writes in `ac/` or `cas/`: 64 lowercase hex digits,
+/// or a writer's temporary `.<64 hex>.tmp.<pid>.<n>`.
+bool is_store_object_name(std::string_view name);
+
 /// Removes the objects of a directory store not written or read for `keep_days` days, and the
-/// temporaries that writers left. Throws tune::error when the directory cannot be read.
+/// temporaries that writers left a day ago; nothing else (only names of the store's own shape,
+/// `is_store_object_name`). A huge `keep_days` keeps everything. Throws tune::error when
+/// `keep_days` is not finite or negative, or the directory cannot be read.
 GcCounts gc_directory_store(const std::filesystem::path& dir, double keep_days);
 
 }  // namespace tune

@@ -10,6 +10,7 @@
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/bucket_name.hpp>
 #include <tuner/core/base/safe_file.hpp>
+#include <tuner/core/base/text.hpp>
 #include <tuner/core/build/cache_key.hpp>
 #include <tuner/core/build/kernel_cache.hpp>
 #include <tuner/core/build/toolchain.hpp>
@@ -370,10 +371,13 @@ std::string describe_trial(const Progress& p) {
     what = fmt::format("{:.4f} ms ({} reps{}{})", m->median_ms, m->reps,
                        t.batched ? ", batched" : "", t.rejected_early ? ", stopped early" : "");
   } else {
-    what = "invalid: " + t.state.invalid()->reason;
+    what = "invalid: " + printable(one_line(t.state.invalid()->reason));
   }
   std::string from = p.resumed ? " (from the log)" : "";
-  if (t.remote) from = fmt::format(" (remote, measured on {})", *t.remote);
+  // Another machine's words (the store's shared trial): escaped, as `tuner show` does.
+  if (t.remote)
+    from = fmt::format(" (remote, measured on {}{})", printable(one_line(*t.remote)),
+                       t.device ? ", " + printable(one_line(*t.device)) : "");
   std::string progress;
   if (p.best) progress = fmt::format("; best {:.4f} ms", *p.best);
   if (p.remaining_s && p.done < p.total)

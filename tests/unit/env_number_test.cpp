@@ -1,0 +1,72 @@
+// Numeric environment variables (tuner/core/base/env_number.hpp) and their readers.
+#include <tuner/core/base/env_number.hpp>
+
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include <tuner/core/search/compile_ahead.hpp>
+#include <tuner/core/store/store.hpp>
+
+namespace tune {
+namespace {
+
+class EnvNumberTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    ::unsetenv("TUNE_TEST_NUMBER");
+    ::unsetenv("TUNE_TEST_WARNED");
+    ::unsetenv("TUNE_REMOTE_STORE_TIMEOUT");
+    ::unsetenv("TUNE_COMPILE_JOBS");
+  }
+};
+
+TEST_F(EnvNumberTest, OnlyFiniteNumbersInRangeAreUsed) {
+  EXPECT_EQ(env_number("TUNE_TEST_NUMBER", 0.1, 3600), std::nullopt);
+  ::setenv("TUNE_TEST_NUMBER", "2.5", 1);
+  EXPECT_EQ(env_number("TUNE_TEST_NUMBER", 0.1, 3600), 2.5);
+  for (const char* bad : {"inf", "nan", "1e17", "0", "-1", "abc", "2.5s", " "}) {
+    ::setenv("TUNE_TEST_NUMBER", bad, 1);
+    EXPECT_EQ(env_number("TUNE_TEST_NUMBER", 0.1, 3600), std::nullopt) << bad;
+  }
+  ::setenv("TUNE_TEST_NUMBER", "8", 1);
+  EXPECT_EQ(env_whole_number("TUNE_TEST_NUMBER", 1, 1024), 8);
+  for (const char* bad : {"8.5", "0", "1025", "99999999999999999999", "x"}) {
+    ::setenv("TUNE_TEST_NUMBER", bad, 1);
+    EXPECT_EQ(env_whole_number("TUNE_TEST_NUMBER", 1, 1024), std::nullopt) << bad;
+  }
+}
+
+TEST_F(EnvNumberTest, TheWarningNamesTheVariableOnce) {
+  ::setenv("TUNE_TEST_WARNED", "inf\x1b[2J", 1);
+  ::testing::internal::CaptureStderr();
+  (void)env_number("TUNE_TEST_WARNED", 0.1, 3600);
+  (void)env_number("TUNE_TEST_WARNED", 0.1, 3600);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err,
+            "tune: warning: TUNE_TEST_WARNED='inf\\x1b[2J' is not a number in [0.1, 3600]; the "
+            "default is used\n");
+}
+
+TEST_F(EnvNumberTest, AnInfiniteStoreTimeoutKeepsTheDefault) {
+  for (const char* bad : {"inf", "1e17", "nan", "0", "-1", "abc"}) {
+    ::setenv("TUNE_REMOTE_STORE_TIMEOUT", bad, 1);
+    const HttpOptions o = http_options_from_env();
+    EXPECT_EQ(o.timeout_s, 30) << bad;
+    EXPECT_EQ(o.connect_timeout_s, 3) << bad;
+  }
+  ::setenv("TUNE_REMOTE_STORE_TIMEOUT", "2", 1);
+  EXPECT_EQ(http_options_from_env().timeout_s, 2);
+}
+
+TEST_F(EnvNumberTest, CompileJobsOutOfRangeAreTheDefault) {
+  ::setenv("TUNE_COMPILE_JOBS", "3", 1);
+  EXPECT_EQ(compile_ahead_jobs(std::nullopt), 3);
+  ::setenv("TUNE_COMPILE_JOBS", "0", 1);
+  const int fallback = compile_ahead_jobs(std::nullopt);
+  ::unsetenv("TUNE_COMPILE_JOBS");
+  EXPECT_EQ(fallback, compile_ahead_jobs(std::nullopt));
+}
+
+}  // namespace
+}  // namespace tune

@@ -1,0 +1,22 @@
+// Numeric environment variables (TUNE_REMOTE_STORE_TIMEOUT, TUNE_COMPILE_JOBS, ...) read in one
+// place: a value that is not a finite number in its range (`nan`, `inf`, `1e17`, `0`, `-1`,
+// `abc`) is never used, and never dropped silently: a warning on stderr names the variable, the
+// value, the range and what is used instead, once per process and variable.
+//
+// Example:
+//   const double t = env_number("TUNE_REMOTE_STORE_TIMEOUT", 0.1, 3600).value_or(30);
+#pragma once
+
+#include <optional>
+
+namespace tune {
+
+/// The value of `name` when it is set, not empty, and a finite number in [lo, hi]; nullopt when
+/// unset or empty, and nullopt with the warning (`tune: warning: TUNE_X='inf' is not a number in
+/// [0.1, 3600]; the default is used`) for anything else.
+std::optional<double> env_number(const char* name, double lo, double hi);
+
+/// The same for a whole number in [lo, hi] (`8`; `8.5` and `0x8` are refused).
+std::optional<long> env_whole_number(const char* name, long lo, long hi);
+
+}  // namespace tune
