@@ -221,6 +221,22 @@ class ShardsCli(ShardProject, unittest.TestCase):
         r = self.tuner("verify", "--manifest", str(self.manifest))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
+    def test_a_long_bucket_label_shards_and_merges(self):
+        # Issue 35: the shard log, its lock and the merged log were named by hand, unbounded,
+        # and a 240-byte label killed the shard with `File name too long`.
+        long = "large " + "x" * 234
+        space = self.dir / "src" / "saxpy.toml"
+        space.write_text(space.read_text().replace('name = "large"', f'name = "{long}"'))
+        self.run_all(2)
+        names = [p.name for p in (self.shards / "sm_90").iterdir()]
+        self.assertTrue(all(len(n.encode()) <= 200 for n in names), names)
+        r = self.merge()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.winners(), {"n<=4096": block(1024), long: block(1024)})
+        names = [p.name for p in (self.logdir / "sm_90").iterdir()]
+        self.assertTrue(any(n.startswith("large%20xxx") and n.endswith(".merged.trials.jsonl")
+                            for n in names), names)
+
     def test_missing_shard_is_listed_and_nothing_written_unless_partial(self):
         for spec in ("1/3", "3/3"):
             r = self.shard(spec)

@@ -110,12 +110,11 @@ int merge_arch(const KernelBuild& build, const MergeOptions& opt, const std::str
       without_winner.push_back(bucket.name);
       continue;
     }
-    const std::string enc = encode_bucket(bucket.name);
     const BucketMerge job{build,
                           bucket,
                           arch,
                           *set,
-                          dir / (enc + ".merged.trials.jsonl"),
+                          dir / bucket_file_name(bucket.name, ".merged.trials.jsonl"),
                           opt.timeout_s,
                           process_launcher(worker_command(manifest, bucket.name, arch, opt.device)),
                           say};
@@ -125,7 +124,7 @@ int merge_arch(const KernelBuild& build, const MergeOptions& opt, const std::str
       return exit_bad_input;
     }
     fmt::print(stderr, "{}: {}\n", bucket.name, describe_outcome(*r));
-    r->save(dir / (enc + ".result.json"));
+    r->save(dir / bucket_file_name(bucket.name, ".result.json"));
     if (r->best)
       results.push_back(std::move(*r));
     else

@@ -2,7 +2,7 @@
 // [--if-stale]`: tunes a kernel on the GPU, every bucket of every architecture, and writes each
 // architecture's record. It drives the supervisor itself (tuner/core/tune/kernel_tune.hpp), which
 // measures the candidates in the kernel's runner, the measuring worker; each bucket has its
-// trial log at `<log_dir>/<arch>/<encode_bucket(bucket)>.trials.jsonl` and its result beside it
+// trial log at `<log_dir>/<arch>/<bucket_file_name(bucket)>.trials.jsonl` and its result beside it
 // (`.result.json`). The record is written only when every bucket has a winner, verified in
 // memory first the way `tuner verify` does, then written atomically: a failure at any point
 // leaves the old record as it was.
@@ -181,12 +181,11 @@ int run_arch(const KernelBuild& build, const RunOptions& opt, const std::string&
   std::vector<BucketResult> results;
   for (const Bucket& bucket : build.space.buckets()) {
     // Bounded: a long label keeps a readable start and a hash, so its files can be created.
-    const std::string enc = encode_bucket(bucket.name);
-    const fs::path result_path = dir / bounded_file_name(enc, ".result.json");
+    const fs::path result_path = dir / bucket_file_name(bucket.name, ".result.json");
     std::optional<BucketResult> r;
     if (opt.bucket.empty() || opt.bucket == bucket.name) {
       BucketOutcome o = tune_one(build, opt, arch, bucket,
-                                 dir / bounded_file_name(enc, ".trials.jsonl"), result_path);
+                                 dir / bucket_file_name(bucket.name, ".trials.jsonl"), result_path);
       if (o.stop != exit_ok) return o.stop;
       if (o.result && o.result->best) r = std::move(o.result);
     } else {

@@ -107,7 +107,7 @@ fs::path shard_summary_path(const fs::path& dir, const std::string& arch, const 
 
 fs::path shard_log_path(const fs::path& dir, const std::string& arch, const std::string& bucket,
                         const ShardSpec& shard) {
-  return dir / arch / (encode_bucket(bucket) + "." + shard_stem(shard) + ".trials.jsonl");
+  return dir / arch / bucket_file_name(bucket, "." + shard_stem(shard) + ".trials.jsonl");
 }
 
 json bench_json(const BenchSettings& b) {
