@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <tuner/core/base/bucket_name.hpp>
+#include <tuner/core/base/json_position.hpp>
 #include <tuner/core/build/manifest.hpp>
 #include <tuner/core/record/record.hpp>
 #include <tuner/core/search/trial_log.hpp>
@@ -86,6 +87,52 @@ TEST(HostileInput, SpaceRefusesTraversalInNamesAndValues) {
   EXPECT_EQ(error("schema = 1\nkernel = \"k\"\n[params]\nA = [\"../x\"]\n"),
             "s.toml:4:6: error: param 'A' value '../x' may hold only letters, digits, '_', '.', "
             "':', '+' and '-' (it becomes a -D token)");
+}
+
+TEST(HostileInput, MapTextIsOneTemplateArgumentNothingElse) {
+  // The corpus file: a directive after a line break, which nvcc would follow.
+  const std::string path = std::string(TUNE_TEST_DATA) + "/hostile/map_include.toml";
+  result<Space> corpus = Space::load(path);
+  ASSERT_FALSE(corpus);
+  EXPECT_EQ(corpus.error().str(),
+            path +
+                ":15:7: error: value 'col' in [entry.map.LAYOUT] holds a line break: map text is "
+                "one C++ template argument such as \"Layout::Row\", nothing else");
+  const std::string head =
+      "schema = 1\nkernel = \"t\"\n[params]\nL = [\"a\"]\n[entry]\ntemplate = "
+      "\"k<{L}>\"\n[entry.map.L]\n";
+  auto error = [&](const std::string& value) {
+    result<Space> s = Space::parse(head + "a = " + value + "\n", "s.toml");
+    return s ? std::string("parsed") : s.error().str();
+  };
+  EXPECT_EQ(error(R"("Layout::Row")"), "parsed");
+  EXPECT_EQ(error(R"("std::pair<int, float>")"), "parsed");
+  for (const char* bad : {R"("A #include <x>")", R"("A; int x")", R"("A{}")", R"("A // x")",
+                          R"("A /* x */")", R"("A\rB")", R"("A\u001bB")"}) {
+    const std::string e = error(bad);
+    EXPECT_EQ(e.rfind("s.toml:8:5: error: value 'a' in [entry.map.L] holds ", 0), 0) << e;
+  }
+  // The template itself: its placeholders take braces, nothing else does.
+  result<Space> t = Space::parse(
+      "schema = 1\nkernel = \"t\"\n[params]\nL = [1]\n[entry]\ntemplate = \"k<{L}>;\"\n", "s.toml");
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().str(),
+            "s.toml:6:19: error: template entry holds ';' (a statement): it is a C++ template "
+            "argument list, nothing else");
+}
+
+TEST(HostileInput, RecordRefusesADuplicateKeyAtItsLine) {
+  // The corpus file: a second median_ms that a parser would take silently.
+  const std::string path = std::string(TUNE_TEST_DATA) + "/hostile/record_duplicate_key.json";
+  result<Record> r = Record::load(path);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().str(), path +
+                                 ":4:37: error: key 'median_ms' appears twice in one object: keep "
+                                 "one of them (a reader would silently take the last)");
+  // Escapes decode before the comparison; equal keys in different objects are fine.
+  EXPECT_EQ(json_duplicate_key(R"({"a": 1, "\u0061": 2})")->first, 9u);
+  EXPECT_FALSE(json_duplicate_key(R"({"a": {"a": 1}, "b": [{"a": 1}, {"a": 2}]})"));
+  EXPECT_FALSE(json_duplicate_key(R"({"a,": "\"a\"", "a": 1})"));
 }
 
 TEST(HostileInput, SpaceRefusesATooLargeText) {

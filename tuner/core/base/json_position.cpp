@@ -1,7 +1,10 @@
 #include <tuner/core/base/json_position.hpp>
 
+#include <set>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace tune {
 
@@ -141,6 +144,37 @@ std::optional<std::size_t> json_value_offset(std::string_view text, std::string_
   }
   if (s.i >= text.size()) return std::nullopt;
   return s.i;
+}
+
+std::optional<std::pair<std::size_t, std::string>> json_duplicate_key(std::string_view text) {
+  struct Frame {
+    bool object = false;
+    bool expect_key = false;
+    std::set<std::string> keys;
+  };
+  std::vector<Frame> stack;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      const std::size_t start = i;
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+      if (stack.empty() || !stack.back().object || !stack.back().expect_key) continue;
+      stack.back().expect_key = false;
+      const nlohmann::json key = nlohmann::json::parse(text.substr(start, i + 1 - start), nullptr,
+                                                       /*allow_exceptions=*/false);
+      if (!key.is_string()) return std::nullopt;  // not valid JSON: the parser says so
+      if (!stack.back().keys.insert(key.get<std::string>()).second)
+        return std::pair{start, key.get<std::string>()};
+    } else if (c == '{' || c == '[') {
+      stack.push_back({c == '{', c == '{', {}});
+    } else if (c == '}' || c == ']') {
+      if (!stack.empty()) stack.pop_back();
+    } else if (c == ',' && !stack.empty() && stack.back().object) {
+      stack.back().expect_key = true;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace tune

@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 
 namespace tune {
 
@@ -23,5 +25,11 @@ TextPosition text_position(std::string_view text, std::size_t offset);
 /// longest prefix of the path that exists is followed, so a missing field points at the object
 /// that lacks it. nullopt when the text does not scan as JSON.
 std::optional<std::size_t> json_value_offset(std::string_view text, std::string_view path);
+
+/// Where the valid JSON `text` first repeats a key inside one object: the byte offset of the
+/// second occurrence and the key (escapes decoded, so `"a"` and `"\u0061"` are one key), or
+/// nullopt. A JSON parser keeps the last of two equal keys without a word; a hand-edited file
+/// that says a thing twice is refused instead.
+std::optional<std::pair<std::size_t, std::string>> json_duplicate_key(std::string_view text);
 
 }  // namespace tune

@@ -10,10 +10,13 @@
 #include <limits>
 #include <sstream>
 
+#include <fmt/core.h>
+
 #include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/json_position.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/safe_file.hpp>
+#include <tuner/core/base/text.hpp>
 
 namespace tune {
 
@@ -195,6 +198,13 @@ result<Record> Record::parse(std::string_view json_text, const std::string& path
     return fail(path, at.line, at.column, std::string("not valid JSON: ") + e.what());
   } catch (const json::exception& e) {  // out_of_range for 1e999
     return fail(path, 0, 0, std::string("not valid JSON: ") + e.what());
+  }
+  if (auto dup = json_duplicate_key(json_text)) {
+    const TextPosition at = text_position(json_text, dup->first);
+    return fail(path, at.line, at.column,
+                fmt::format("key '{}' appears twice in one object: keep one of them (a reader "
+                            "would silently take the last)",
+                            printable(dup->second)));
   }
   try {
     return RecordReader{path}.record(j);

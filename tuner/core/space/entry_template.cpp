@@ -40,6 +40,25 @@ std::vector<std::string> name_parts(std::string_view name) {
 
 }  // namespace
 
+std::optional<std::pair<std::size_t, std::string>> template_text_problem(std::string_view text,
+                                                                         bool placeholders) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n' || c == '\r') return std::pair{i, std::string("a line break")};
+    if (c < 0x20 || c == 0x7f)
+      return std::pair{i, fmt::format("the control character \\x{:02x}", c)};
+    if (c == '#') return std::pair{i, std::string("'#' (a preprocessor directive)")};
+    if (c == ';') return std::pair{i, std::string("';' (a statement)")};
+    if ((c == '{' || c == '}') && !placeholders)
+      return std::pair{i, fmt::format("'{}' (a body)", static_cast<char>(c))};
+    if (c == '/' && i + 1 < text.size() && (text[i + 1] == '/' || text[i + 1] == '*'))
+      return std::pair{i, std::string("a comment")};
+    if (c == '*' && i + 1 < text.size() && text[i + 1] == '/')
+      return std::pair{i, std::string("a comment")};
+  }
+  return std::nullopt;
+}
+
 bool is_template_entry(std::string_view entry) {
   return entry.find('<') != std::string_view::npos;
 }
@@ -101,6 +120,11 @@ result<std::string> EntryTemplate::pick_symbol(const std::vector<std::string>& f
 }
 
 result<EntryTemplate> parse_entry_template(std::string_view text, const Space& space) {
+  if (auto problem = template_text_problem(text, true))
+    return fail(at_column(problem->first,
+                          fmt::format("template entry holds {}: it is a C++ template argument "
+                                      "list, nothing else",
+                                      problem->second)));
   EntryTemplate t;
   t.text = std::string(text);
   const std::size_t open = text.find('<');

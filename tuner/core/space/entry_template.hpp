@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <tuner/core/base/config.hpp>
@@ -42,6 +43,14 @@ struct EntryTemplate {
   /// template; a message naming what was found when none or several are.
   result<std::string> pick_symbol(const std::vector<std::string>& functions) const;
 };
+
+/// Why `text` cannot stand as (part of) a template argument in the generated translation unit,
+/// with the 0-based index of the first offending character, or nullopt: a line break or another
+/// control character, `#` (a directive such as `#include`), `;`, `{` or `}` (a statement or a
+/// body), or a comment (`//`, `/*`). The text of an `[entry.map.*]` value is checked so; the
+/// template entry's literal text too, its `{PARAM}` placeholders aside.
+std::optional<std::pair<std::size_t, std::string>> template_text_problem(std::string_view text,
+                                                                         bool placeholders);
 
 /// Whether an entry as given to tune_add_kernel is a template expression (it holds `<`).
 bool is_template_entry(std::string_view entry);

@@ -40,6 +40,12 @@ bool SpaceParser::read_entry() {
           return error_at(*ve.node, fmt::format("value '{}' in [entry.map.{}] must be non-empty "
                                                 "C++ text such as \"Layout::Row\"",
                                                 ve.key, pe.key));
+        if (auto problem = template_text_problem(*text, false))
+          return error_at(*ve.node,
+                          fmt::format("value '{}' in [entry.map.{}] holds {}: map text is one "
+                                      "C++ template argument such as \"Layout::Row\", nothing "
+                                      "else",
+                                      printable(ve.key), pe.key, problem->second));
         map[ve.key] = *text;
       }
       // Every value a config can take: the param's list and the explicit configs' values.
