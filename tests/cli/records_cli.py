@@ -211,6 +211,15 @@ class RecordsCli(unittest.TestCase):
         self.assertRegex(r.stdout, r"^gemv  -      error  \S+/gemv/manifest\.json: not valid JSON")
         self.assertIn("\ngemm  sm_90  fresh  records/gemm.json\n", r.stdout)
 
+    def test_status_blames_the_missing_space_not_the_manifest(self):
+        space = self.root / "spaces" / "gemv.toml"
+        space.rename(self.root / "spaces" / "gemv.toml.away")
+        r = run("status", "--build-dir", self.build)
+        self.assertEqual(r.returncode, 2)
+        line = [l for l in r.stdout.splitlines() if l.startswith("gemv")][0]
+        self.assertIn(f"error  {space}: ", line)
+        self.assertNotIn("manifest.json", line)
+
     def test_record_set_is_deterministic(self):
         before = self.record.read_bytes()
         r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",

@@ -116,6 +116,49 @@ class TrustCli(unittest.TestCase):
             r = run("store", "status", TUNE_REMOTE_STORE=location)
             self.assertNotIn("s3cr3t", r.stdout + r.stderr)
 
+    # -- 10. a resumed exec may be given more evaluations or budget ----------------------------
+
+    def test_exec_resumes_its_log_after_the_stop_rules_change(self):
+        space = self.dir / "tile.toml"
+        text = SPACE.read_text().replace("timeout_s = 20", "timeout_s = 20\nmax_evals = 3")
+        space.write_text(text)
+        log = self.dir / "tile.trials.jsonl"
+        ex = ["exec", space, "--bucket", BUCKET, "--log", log, "--", "/bin/sh",
+              DATA_ROOT / "exec" / "objective.sh"]
+        r = run(*ex)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(log.read_text().splitlines()), 1 + 3)
+        for more in ("max_evals = 5", "max_evals = 5\nbudget_s = 600",
+                     "max_evals = 6\npatience = 50"):
+            space.write_text(text.replace("timeout_s = 20\nmax_evals = 3",
+                                          "timeout_s = 30\n" + more))
+            r = run(*ex)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("another search", r.stderr)
+        # Six configs in all (the invalid ones are measured again on each resume, as always).
+        ids = {json.loads(l)["config_id"] for l in log.read_text().splitlines()[1:]}
+        self.assertEqual(len(ids), 6)
+        # A change of what the search is still refuses the log.
+        space.write_text(text.replace("BN = [32, 64, 128]", "BN = [32, 64]"))
+        r = run(*ex)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("log belongs to another search: space_hash", r.stderr)
+
+    # -- 11. the small misleading answers ------------------------------------------------------
+
+    def exec_sh(self, script, *extra):
+        self.log = self.dir / "tile.trials.jsonl"
+        return run("exec", SPACE, "--bucket", BUCKET, "--log", self.log, *extra, "--",
+                   "/bin/sh", "-c", script)
+
+    def test_show_prints_a_huge_median_in_a_few_characters(self):
+        r = self.exec_sh("echo 1.79e308")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run("show", self.log)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("1.79e+308", r.stdout)
+        self.assertTrue(all(len(l) < 200 for l in r.stdout.splitlines()), r.stdout)
+
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0]])

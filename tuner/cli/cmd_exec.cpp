@@ -3,6 +3,7 @@
 // and reads the time (or, with --maximize, the score) from the last line of its standard
 // output. The search itself (log, resume, incumbents, budget) is the Autotuner's.
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,20 @@ struct Interrupted {
 };
 
 constexpr std::size_t max_kept_output = 64 * 1024;
+
+// The space hash for the log's header: the space's without its stop rules, so that a resumed
+// run may be given more evaluations or budget in the space file; a log written before (its
+// header names the whole space hash) keeps resuming with that one.
+std::string log_space_hash(const Space& space, const std::string& log) {
+  std::ifstream in(log, std::ios::binary);
+  std::string first(4096, '\0');
+  in.read(first.data(), static_cast<std::streamsize>(first.size()));
+  first.resize(static_cast<std::size_t>(in.gcount()));
+  const std::string old = "\"space_hash\":\"" + space.space_hash() + "\"";
+  const std::size_t line_end = first.find('\n');
+  if (first.substr(0, line_end).find(old) != std::string::npos) return space.space_hash();
+  return space.search_hash();
+}
 
 // "1.5" -> 1.5; nullopt unless the whole text is one number.
 std::optional<double> parse_number(const std::string& text) {
@@ -217,7 +232,7 @@ int run_exec(const ExecOptions& opt) {
   Autotuner tuner(space.kernel() + "/" + bucket->name);
   tuner.log(opt.log)
       .arch(opt.arch)
-      .space_hash(space.space_hash())
+      .space_hash(log_space_hash(space, opt.log))
       .require(space.require())
       .maximize(opt.maximize);
   tuner.search(space.search());  // the strategy, its stop rules and the space's budget

@@ -42,6 +42,9 @@ struct KernelPlan {
   ShardPlan plan;
 };
 
+// GitHub Actions runs at most 256 jobs of one matrix; a split wider than that is a typo.
+constexpr int max_shards = 256;
+
 int run_shards(const ShardsOptions& opt) {
   if (opt.manifest.empty() == opt.build_dir.empty()) {
     fmt::print(stderr,
@@ -49,8 +52,11 @@ int run_shards(const ShardsOptions& opt) {
                "<build tree> (every kernel it declares)\n");
     return exit_bad_input;
   }
-  if (opt.count < 1) {
-    fmt::print(stderr, "tuner shards: error: --count must be at least 1, got {}\n", opt.count);
+  if (opt.count < 1 || opt.count > max_shards) {
+    fmt::print(stderr,
+               "tuner shards: error: --count must be from 1 to {} (the most jobs a CI matrix "
+               "runs), got {}\n",
+               max_shards, opt.count);
     return exit_bad_input;
   }
   std::vector<std::filesystem::path> manifests;
@@ -97,6 +103,18 @@ int run_shards(const ShardsOptions& opt) {
   const bool several = kernels.size() > 1 || !opt.build_dir.empty();
   nlohmann::json include = nlohmann::json::array();
   for (const std::string& arch : all_archs) {
+    std::size_t total = 0;
+    for (const KernelPlan& kp : kernels)
+      if (std::find(kp.archs.begin(), kp.archs.end(), arch) != kp.archs.end())
+        for (const auto& shard : kp.plan.shards)
+          for (const ShardSlice& s : shard)
+            total += s.end - s.first;
+    if (static_cast<std::size_t>(opt.count) > total)
+      fmt::print(stderr,
+                 "tuner shards: warning: {} shards for {} candidate{} on {}: {} of them will "
+                 "have nothing to measure; use --count {} or fewer\n",
+                 opt.count, total, total == 1 ? "" : "s", arch,
+                 static_cast<std::size_t>(opt.count) - total, std::max<std::size_t>(total, 1));
     for (int k = 1; k <= opt.count; ++k) {
       std::size_t candidates = 0;
       std::vector<std::string> buckets;
@@ -120,8 +138,8 @@ int run_shards(const ShardsOptions& opt) {
       if (!opt.build_dir.empty()) entry["kernels"] = names;
       include.push_back(std::move(entry));
       if (!opt.json)
-        fmt::print("{} shard {}: {} candidates{}{}\n", arch, spec.str(), candidates,
-                   shown.empty() ? "" : ": ", join(shown, ", "));
+        fmt::print("{} shard {}: {} candidate{}{}{}\n", arch, spec.str(), candidates,
+                   candidates == 1 ? "" : "s", shown.empty() ? "" : ": ", join(shown, ", "));
     }
   }
   if (opt.json) fmt::print("{}\n", nlohmann::json{{"include", include}}.dump());

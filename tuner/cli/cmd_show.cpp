@@ -8,6 +8,7 @@
 // record, or {"header", "trials"}, as JSON. Exit codes: 0 shown, 2 a file that does not read as a
 // record or a log.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -67,7 +68,11 @@ void print_table(const Table& raw) {
 
 std::string ms(const json& v) {
   if (!v.is_number()) return "-";
-  return fmt::format("{:.4f}", v.get<double>());
+  const double d = v.get<double>();
+  // Four decimals for times a kernel takes; an absurd one (1.79e308) in a few characters, not
+  // a 309-digit number.
+  if (std::abs(d) >= 1e9) return fmt::format("{:.4g}", d);
+  return fmt::format("{:.4f}", d);
 }
 
 std::string text(const json& obj, const char* name) {

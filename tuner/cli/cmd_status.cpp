@@ -69,7 +69,9 @@ Row error_row(const fs::path& manifest, const diagnostic& why, nlohmann::json& o
                             {"errors", {why.str()}},
                             {"warnings", nlohmann::json::array()}});
   std::string first = why.message.substr(0, why.message.find('\n'));
-  return Row{kernel, "-", "error", manifest.string(), ": " + shorten(first, 160)};
+  // The file at fault: the space (or record) the diagnostic names, not always the manifest.
+  const std::string at = why.path.empty() ? manifest.string() : why.path;
+  return Row{kernel, "-", "error", at, ": " + shorten(first, 160)};
 }
 
 int run_status(const StatusOptions& opt) {

@@ -47,6 +47,8 @@ result<std::vector<ShardSummary>> read_summaries(const std::string& kernel, cons
                                                  const std::vector<fs::path>& dirs) {
   static const std::regex name(R"(shard-[0-9]+-of-[0-9]+\.json)");
   std::vector<ShardSummary> out;
+  // A folder given twice, or inside another given folder, is one place: each file counts once.
+  std::set<fs::path> seen;
   for (const fs::path& dir : dirs) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) return fail(dir.string(), 0, 0, "no such folder of shard logs");
@@ -58,6 +60,9 @@ result<std::vector<ShardSummary>> read_summaries(const std::string& kernel, cons
     if (ec) throw error(fmt::format("cannot list '{}': {}", dir.string(), ec.message()));
     std::sort(found.begin(), found.end());
     for (const fs::path& p : found) {
+      std::error_code cec;
+      const fs::path canonical = fs::weakly_canonical(p, cec);
+      if (!seen.insert(cec ? p : canonical).second) continue;
       result<ShardSummary> s = ShardSummary::load(p);
       if (!s) return fail(s.error());
       if (s->kernel == kernel && s->arch == arch) out.push_back(std::move(*s));

@@ -52,7 +52,7 @@ json optional_json(const std::optional<double>& v) {
 
 }  // namespace
 
-std::string Space::meaning_hash() const {
+std::string Space::meaning_hash(bool stop_rules) const {
   json j;
   j["schema"] = schema_;
   json params = json::array();
@@ -89,14 +89,16 @@ std::string Space::meaning_hash() const {
   }
   j["buckets"] = buckets;
   j["params_as"] = params_as_ == ParamsAs::defines ? "defines" : "constexpr";
-  j["search"] = {{"strategy", search_.strategy},
-                 {"budget_s", optional_json(search_.budget_s)},
-                 {"timeout_s", optional_json(search_.timeout_s)}};
+  j["search"] = {{"strategy", search_.strategy}};
+  if (stop_rules) {
+    j["search"]["budget_s"] = optional_json(search_.budget_s);
+    j["search"]["timeout_s"] = optional_json(search_.timeout_s);
+  }
   // What strategies added is hashed only when given, so that the spaces (and records) of grid
   // searches keep the hash they had before strategies.
   if (search_.seed != 0) j["search"]["seed"] = search_.seed;
-  if (search_.max_evals) j["search"]["max_evals"] = *search_.max_evals;
-  if (search_.patience) j["search"]["patience"] = *search_.patience;
+  if (stop_rules && search_.max_evals) j["search"]["max_evals"] = *search_.max_evals;
+  if (stop_rules && search_.patience) j["search"]["patience"] = *search_.patience;
   for (const auto& [name, value] : search_.options)
     j["search"]["options"][name] = value;
   j["bench"] = {{"warmup_ms", bench_.warmup_ms},

@@ -182,6 +182,10 @@ class Space {
   /// require, buckets with shapes and predicates, params_as, search and bench settings.
   /// Formatting, comments and key order inside tables do not change it.
   const std::string& space_hash() const noexcept { return space_hash_; }
+  /// space_hash() with the stop rules (`budget_s`, `timeout_s`, `max_evals`, `patience`) left
+  /// out: what a trial log's header names, so that a resumed search may be given more budget
+  /// or evaluations (docs/search.md "Resume").
+  std::string search_hash() const { return meaning_hash(false); }
   /// The hash of a bucket's pruned space: 64-bit FNV-1a over the sorted config ids, each
   /// followed by a zero byte, as 16 hex digits.
   static std::string pruned_space_hash(const std::vector<Config>& pruned);
@@ -200,7 +204,7 @@ class Space {
   result<int> first_rejecting(const Config& config, std::size_t b) const;
   diagnostic at(SourcePos pos, std::string message) const;
   /// The value of space_hash(), computed once the space is read.
-  std::string meaning_hash() const;
+  std::string meaning_hash(bool stop_rules = true) const;
 
   int schema_ = 1;
   std::string kernel_;
