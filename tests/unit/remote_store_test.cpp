@@ -341,6 +341,22 @@ TEST_F(RemoteStoreTest, LocationsAndCredentials) {
   EXPECT_TRUE(valid_store_path("ac/" + std::string(64, 'a')));
 }
 
+TEST_F(RemoteStoreTest, AStoreAnsweringHtmlIsOneWarningThenLocal) {
+  KernelCache cache(cache_dir_);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 3; ++i) {
+    keys.push_back(key_of("html" + std::to_string(i)));
+    write(root_ / "ac" / keys.back(), "<!DOCTYPE html><html><body>Sign in</body></html>\n");
+  }
+  auto r = remote();
+  for (const std::string& k : keys)
+    EXPECT_FALSE(r->fetch_entry(cache, k).has_value());
+  EXPECT_FALSE(r->get_json("ac/" + keys.front()).has_value());
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("not JSON"), std::string::npos) << warnings_[0];
+  EXPECT_FALSE(r->reachable());
+}
+
 TEST_F(RemoteStoreTest, GcRemovesOnlyTheStoresOwnOldNames) {
   const fs::path d = dir_ / "gc";
   const std::string hex(64, 'a');

@@ -108,6 +108,15 @@ std::optional<CacheEntry> RemoteStore::fetch_entry(const KernelCache& cache, std
     if (warn_) warn_(fmt::format("remote store '{}': {}; compiling locally", where(), why));
     return std::nullopt;
   };
+  // Not JSON at all (a proxy's HTML page answered 200): the server is no store of ours, and
+  // every other object would be the same; one warning, then local work.
+  if (!json::accept(*text)) {
+    mark_down(
+        fmt::format("it answered {} with something that is not JSON, as a web page or a "
+                    "proxy would; is the location a store?",
+                    ac));
+    return std::nullopt;
+  }
   CacheEntry entry;
   try {
     const json j = json::parse(*text);
@@ -166,7 +175,10 @@ std::optional<json> RemoteStore::get_json(std::string_view path) {
     return j;
   } catch (const json::exception&) {
     count([](RemoteStats& s) { ++s.corrupt; });
-    if (warn_) warn_(fmt::format("remote store '{}': {} is not JSON; ignored", where(), path));
+    mark_down(
+        fmt::format("it answered {} with something that is not JSON, as a web page or a "
+                    "proxy would; is the location a store?",
+                    path));
     return std::nullopt;
   }
 }
