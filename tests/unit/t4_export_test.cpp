@@ -235,6 +235,20 @@ TEST(T4ExportTest, ParsingReadsTheHeaderAndSkipsBadLines) {
   EXPECT_EQ(log->warnings[1], "g.jsonl:4: warning: skipped an unreadable trial: missing 'phase'");
 }
 
+TEST(T4ExportTest, AnInconsistentTrialIsSkippedNotExported) {
+  // A minimum above the median cannot have been measured: a forged or corrupt line.
+  const std::string text = std::string(header_line) + "\n" + to_json_line(measured(1.5, 9.0, 7)) +
+                           "\n" + to_json_line(measured(1.5, 1.25, 7)) + "\n";
+  result<ExportLog> log = parse_export_log("g.jsonl", text);
+  ASSERT_TRUE(log) << log.error().str();
+  ASSERT_EQ(log->trials.size(), 1u);
+  EXPECT_EQ(log->trials[0], measured(1.5, 1.25, 7));
+  ASSERT_EQ(log->warnings.size(), 1u);
+  EXPECT_EQ(log->warnings[0],
+            "g.jsonl:2: warning: skipped an inconsistent trial: min_ms 9 is above its median_ms "
+            "1.5");
+}
+
 TEST(T4ExportTest, ParsingRefusesWhatIsNotATrialLog) {
   auto message = [](std::string_view text) {
     result<ExportLog> log = parse_export_log("x.jsonl", text);

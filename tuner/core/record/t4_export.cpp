@@ -95,6 +95,13 @@ result<ExportLog> parse_export_log(const std::string& path, std::string_view con
       skip("an unreadable trial: " + trial.error().message);
       continue;
     }
+    // A time's minimum above its median cannot be measured: a forged or corrupt line.
+    if (const MeasuredState* m = trial->state.measured();
+        m != nullptr && log.header.objective != "maximize" && m->min_ms > m->median_ms) {
+      skip(fmt::format("an inconsistent trial: min_ms {} is above its median_ms {}", m->min_ms,
+                       m->median_ms));
+      continue;
+    }
     log.trials.push_back(std::move(*trial));
   }
   if (!have_header) return fail(path, 0, 0, "an empty trial log (no header line)");
