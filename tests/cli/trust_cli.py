@@ -159,6 +159,14 @@ class TrustCli(unittest.TestCase):
         self.assertIn("1.79e+308", r.stdout)
         self.assertTrue(all(len(l) < 200 for l in r.stdout.splitlines()), r.stdout)
 
+    # -- 6. export reads regular files only ----------------------------------------------------
+
+    def test_export_refuses_a_device_before_reading_it(self):
+        r = run("export", "--format", "t4", "/dev/zero", timeout=30)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("/dev/zero", r.stderr)
+        self.assertIn("is not a regular file", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0]])

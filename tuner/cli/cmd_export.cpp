@@ -20,6 +20,7 @@
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/record/t4_export.hpp>
 
@@ -35,13 +36,17 @@ struct ExportOptions {
 
 const std::vector<std::string> formats = {"t4"};
 
-// The whole file at `path`, or nullopt when it cannot be read.
+// The whole file at `path`, or nullopt when it cannot be read. At most max_log_bytes + 1
+// bytes are read, so a file that grows while it is read is refused by the size check after,
+// not read until memory runs out.
 std::optional<std::string> read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();  // an empty file sets failbit here, and reads as an empty log
-  return text.str();
+  std::string text;
+  char buffer[1 << 16];
+  while (text.size() <= max_log_bytes && in.read(buffer, sizeof buffer).gcount() > 0)
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+  return text;
 }
 
 int run_export(const ExportOptions& opt) {
@@ -52,6 +57,11 @@ int run_export(const ExportOptions& opt) {
   }
   std::vector<ExportLog> logs;
   for (const std::string& path : opt.logs) {
+    // A device or a FIFO (/dev/zero) never ends: refused before a byte is read.
+    if (auto problem = not_regular_problem(path)) {
+      fmt::print(stderr, "{}\n", problem->str());
+      return exit_bad_input;
+    }
     std::error_code ec;
     if (auto size = std::filesystem::file_size(path, ec); !ec)
       if (auto problem = size_problem(path, size, max_log_bytes, "a trial log")) {
@@ -61,6 +71,10 @@ int run_export(const ExportOptions& opt) {
     const std::optional<std::string> content = read_text(path);
     if (!content) {
       fmt::print(stderr, "tuner export: error: cannot read '{}'\n", path);
+      return exit_bad_input;
+    }
+    if (auto problem = size_problem(path, content->size(), max_log_bytes, "a trial log")) {
+      fmt::print(stderr, "{}\n", problem->str());
       return exit_bad_input;
     }
     result<ExportLog> log = parse_export_log(path, *content);
