@@ -230,12 +230,25 @@ class ShardsCli(ShardProject, unittest.TestCase):
         self.run_all(2)
         names = [p.name for p in (self.shards / "sm_90").iterdir()]
         self.assertTrue(all(len(n.encode()) <= 200 for n in names), names)
-        r = self.merge()
+        # One folder named twice (or inside another) is one place, not "found twice".
+        r = self.merge("--from", self.shards, "--from", self.shards / "sm_90")
         self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("found twice", r.stderr)
         self.assertEqual(self.winners(), {"n<=4096": block(1024), long: block(1024)})
         names = [p.name for p in (self.logdir / "sm_90").iterdir()]
         self.assertTrue(any(n.startswith("large%20xxx") and n.endswith(".merged.trials.jsonl")
                             for n in names), names)
+
+    def test_shards_count_is_bounded_and_warned_above_the_candidates(self):
+        r = self.tuner("shards", "--manifest", str(self.manifest), "--count", "1000")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--count must be from 1 to 256", r.stderr)
+        self.assertEqual(r.stdout, "")
+        r = self.tuner("shards", "--manifest", str(self.manifest), "--count", "20")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("warning: 20 shards for 14 candidates on sm_90: 6 of them will have "
+                      "nothing to measure", r.stderr)
+        self.assertIn("shard 1/20: 1 candidate: ", r.stdout)
 
     def test_missing_shard_is_listed_and_nothing_written_unless_partial(self):
         for spec in ("1/3", "3/3"):
