@@ -369,8 +369,10 @@ TEST_F(AutotunerRunoffTest, NoRunoffWithOneMeasuredConfigOrNoBudget) {
     EXPECT_FALSE(out->budget_exhausted);  // every candidate was visited
     EXPECT_EQ(out->best->id(), id(1));
     EXPECT_EQ(out->warnings,
-              (std::vector<std::string>{"no runoff: the budget is exhausted; BN=1 wins on its "
+              (std::vector<std::string>{"no runoff: the budget is exhausted (0.0 s left, one "
+                                        "round of pairs needs about 0.0 s); BN=1 wins on its "
                                         "sequential median"}));
+    EXPECT_EQ(out->runoff_skipped, out->warnings.front());
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -85,6 +86,14 @@ fs::path fake_compiler(const fs::path& dir, const std::string& output, const std
   if (!cubin.empty()) text += "printf '%s' '" + cubin + "' > \"$1\"\n";
   text += "exit " + std::to_string(status) + "\n";
   write(script, text);
+  fs::permissions(script, fs::perms::owner_all);
+  return script;
+}
+
+// A compiler that is the shell script `body`, written to `dir/name`.
+fs::path script_compiler(const fs::path& dir, const std::string& name, const std::string& body) {
+  const fs::path script = dir / name;
+  write(script, "#!/bin/sh\n" + body);
   fs::permissions(script, fs::perms::owner_all);
   return script;
 }
@@ -307,6 +316,56 @@ TEST(KernelCacheTest, CompileIntoCacheOkThenHit) {
   EXPECT_EQ(read_text(log), "key1 BLOCK=128\n");  // one compiler run, one line
 }
 
+TEST(KernelCacheTest, AnEntryKeepsItsCompileSeconds) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path() / "cache");
+  const fs::path script = fake_compiler(tmp.path(), ptxas_13, "CUBIN-BYTES", 0);
+  const CompileOutcome out =
+      compile_into_cache(cache, request_for(script, "keyS"), tmp.path() / "log");
+  ASSERT_TRUE(out.entry.compile_s.has_value());
+  EXPECT_GE(*out.entry.compile_s, 0.0);
+  EXPECT_LT(*out.entry.compile_s, 30.0);
+  EXPECT_EQ(cache.lookup("keyS")->compile_s, out.entry.compile_s);  // written and read back
+}
+
+// A compile past the request's timeout is stopped and cached as timed_out: the next request
+// with the same (or a shorter) timeout does not compile it again; a longer one does.
+TEST(KernelCacheTest, ACompilePastItsTimeoutIsInvalidAndRemembered) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path() / "cache");
+  const fs::path log = tmp.path() / "compile.log";
+  const fs::path slow =
+      script_compiler(tmp.path(), "slow-nvcc.sh", "sleep 5\nprintf 'CUBIN' > \"$1\"\n");
+  CompileRequest r = request_for(slow, "keyT");
+  r.timeout_s = 0.3;
+  const auto t0 = std::chrono::steady_clock::now();
+  const CompileOutcome out = compile_into_cache(cache, r, log);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 4.0);
+  EXPECT_TRUE(out.compiled);
+  EXPECT_EQ(out.entry.status, CacheStatus::timed_out);
+  EXPECT_FALSE(out.entry.valid());
+  EXPECT_EQ(out.entry.reason,
+            "the compile ran longer than the compile timeout of 0.3 s ([search] "
+            "compile_timeout_s); raise it to try the candidate again");
+  EXPECT_EQ(out.entry.compile_s, 0.3);
+  EXPECT_FALSE(fs::exists(cache.cubin_path("keyT")));
+
+  const CompileOutcome again = compile_into_cache(cache, r, log);
+  EXPECT_FALSE(again.compiled);
+  EXPECT_EQ(again.entry.status, CacheStatus::timed_out);
+  EXPECT_EQ(read_text(log), "keyT BLOCK=128\n");
+
+  EXPECT_TRUE(entry_serves(again.entry, 0.2));
+  EXPECT_FALSE(entry_serves(again.entry, 0.5));
+  EXPECT_FALSE(entry_serves(again.entry, std::nullopt));
+  const fs::path quick = fake_compiler(tmp.path(), ptxas_13, "CUBIN", 0);
+  CompileRequest longer = request_for(quick, "keyT");
+  longer.timeout_s = 60;
+  const CompileOutcome retried = compile_into_cache(cache, longer, log);
+  EXPECT_TRUE(retried.compiled);
+  EXPECT_EQ(retried.entry.status, CacheStatus::ok);
+}
+
 TEST(KernelCacheTest, CompileFailureIsStoredInvalidWithTheCompilerOutput) {
   TempDir tmp;
   const KernelCache cache(tmp.path() / "cache");
@@ -335,9 +394,8 @@ TEST(KernelCacheTest, ACompilerKilledByASignalIsNotCachedAsAFailure) {
   TempDir tmp;
   const KernelCache cache(tmp.path() / "cache");
   const fs::path log = tmp.path() / "compile.log";
-  const fs::path killed = tmp.path() / "killed-nvcc.sh";
-  write(killed, "#!/bin/sh\necho 'partial' > \"$1\"\nkill -9 $$\n");
-  fs::permissions(killed, fs::perms::owner_all);
+  const fs::path killed =
+      script_compiler(tmp.path(), "killed-nvcc.sh", "echo 'partial' > \"$1\"\nkill -9 $$\n");
   const CompileOutcome out = compile_into_cache(cache, request_for(killed, "key5"), log);
   EXPECT_TRUE(out.compiled);
   EXPECT_EQ(out.entry.status, CacheStatus::failed);

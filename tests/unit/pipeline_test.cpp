@@ -200,6 +200,21 @@ TEST(PipelineTest, TimesRoundTripThroughProtocolAndLog) {
   result<Trial> bad = trial_from_json(before);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "'times.timed_ms' must be a non-negative number");
+
+  // Compile seconds and the new times round-trip; an old line reads them as unset and zero.
+  Trial costed = *old_trial;
+  costed.compile_s = 4.25;
+  costed.times = TrialTimes{};
+  costed.times->strategy_ms = 1.5;
+  costed.times->compile_wait_ms = 7;
+  result<Trial> back = trial_from_json(to_json(costed));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, costed);
+  EXPECT_FALSE(old_trial->compile_s);
+  nlohmann::json negative = to_json(costed);
+  negative["compile_s"] = -1;
+  ASSERT_FALSE(trial_from_json(negative));
+  EXPECT_EQ(trial_from_json(negative).error().message, "'compile_s' must be a non-negative number");
 }
 
 TEST(PipelineTest, OverheadSummaryOfALog) {
@@ -219,6 +234,20 @@ TEST(PipelineTest, OverheadSummaryOfALog) {
             "per trial (median): setup 10.0 ms (fixture 0.0, load 5.0), warm-up 20.0 ms, timed "
             "100.0 ms, overhead 30.0 ms outside warm-up and timed reps");
   EXPECT_FALSE(summarize_overhead({Trial{}}));
+
+  // The strategy's time, the waits for the compiler and the compile seconds: a third line.
+  trials[0].times->strategy_ms = 1200;
+  trials[1].times->compile_wait_ms = 3400;
+  trials[0].compile_s = 2.5;
+  trials[3].compile_s = 9.0;  // an old trial without times still says what it compiled in
+  s = summarize_overhead(trials);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->compiled, 2u);
+  EXPECT_DOUBLE_EQ(s->compile_s, 11.5);
+  const std::string text = describe_overhead(*s);
+  EXPECT_EQ(text.substr(text.rfind('\n') + 1),
+            "strategy 1.2 s in propose/tell, compiler waits 3.4 s; compiles: 2 candidates, 11.5 s "
+            "of compiler time (longest 9.0 s)");
 }
 
 TEST(PipelineTest, CompileAheadRunsInOrderAndLetsTheSearchJumpTheQueue) {
@@ -266,24 +295,6 @@ TEST(PipelineTest, CompileJobsAreTheCoresButOneCappedByTheBuildAndSetByTheEnviro
   ::setenv("TUNE_COMPILE_JOBS", "none", 1);
   EXPECT_EQ(compile_ahead_jobs(1), 1);
   ::unsetenv("TUNE_COMPILE_JOBS");
-}
-
-TEST(PipelineTest, ExpectedOrderPutsIncumbentsFirstAndFollowsTheStrategy) {
-  std::vector<Config> configs;
-  for (int b : {32, 64, 128, 256, 512})
-    configs.push_back(Config{{"BLOCK", b}});
-  auto all = [](const Config&) { return true; };
-  SearchSettings grid;
-  EXPECT_EQ(expected_order(configs, grid, {3}, all), (std::vector<std::size_t>{3, 0, 1, 2, 4}));
-  auto no_64 = [](const Config& c) { return c.id() != Config{{"BLOCK", 64}}.id(); };
-  EXPECT_EQ(expected_order(configs, grid, {}, no_64), (std::vector<std::size_t>{0, 2, 3, 4}));
-  SearchSettings random;
-  random.strategy = "random";
-  random.seed = 7;
-  const std::vector<std::size_t> order = expected_order(configs, random, {1}, all);
-  ASSERT_EQ(order.size(), 5u);
-  EXPECT_EQ(order.front(), 1u);
-  EXPECT_EQ(std::set<std::size_t>(order.begin(), order.end()).size(), 5u);
 }
 
 TEST(PipelineTest, TheQuickPresetShortensTheSearchOnly) {

@@ -98,6 +98,7 @@ TEST(SpaceTest, ReadsEverySection) {
   EXPECT_EQ(s.search().strategy, "grid");
   EXPECT_EQ(s.search().budget_s, 600.0);
   EXPECT_EQ(s.search().timeout_s, 30.0);
+  EXPECT_EQ(s.search().compile_timeout_s, std::nullopt);  // the default applies
   EXPECT_EQ(s.bench().min_reps, 5);
   EXPECT_EQ(s.bench().max_reps, 1000);
   EXPECT_TRUE(s.bench().clear_l2);
@@ -319,6 +320,18 @@ std::string replaced(std::string_view text, std::string_view from, std::string_v
   EXPECT_NE(at, std::string::npos) << from;
   if (at != std::string::npos) s.replace(at, from.size(), to);
   return s;
+}
+
+TEST(SpaceTest, CompileTimeoutIsAPositiveNumberOfSeconds) {
+  const std::string with =
+      replaced(gemm, "timeout_s = 30\n", "timeout_s = 30\ncompile_timeout_s = 90\n");
+  EXPECT_EQ(parse_ok(with).search().compile_timeout_s, 90.0);
+  const std::string zero =
+      replaced(gemm, "timeout_s = 30\n", "timeout_s = 30\ncompile_timeout_s = 0\n");
+  EXPECT_NE(parse_error(zero).find("'compile_timeout_s' in [search] must be a positive number of "
+                                   "seconds, got 0"),
+            std::string::npos)
+      << parse_error(zero);
 }
 
 TEST(SpaceTest, SpaceHashChangesWithEveryChangeOfMeaning) {

@@ -269,7 +269,8 @@ int run_warm(const WarmOptions& opt) {
   const std::unique_ptr<RemoteStore> remote = open_remote_store(
       opt.remote, manifest.remote_store, cache.dir(),
       [](const std::string& w) { fmt::print(stderr, "tuner warm: warning: {}\n", w); });
-  const CandidateStore store(cache, remote.get(), manifest.compile_log);
+  const CandidateStore store(cache, remote.get(), manifest.compile_log,
+                             space.search().compile_timeout_s.value_or(default_compile_timeout_s));
 
   int compiled = 0;
   int downloaded = 0;

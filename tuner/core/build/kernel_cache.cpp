@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <regex>
@@ -40,12 +41,15 @@ std::string_view to_string(CacheStatus status) {
       return "failed";
     case CacheStatus::over_limit:
       return "over_limit";
+    case CacheStatus::timed_out:
+      return "timed_out";
   }
   return "ok";
 }
 
 std::optional<CacheStatus> parse_cache_status(std::string_view text) {
-  for (CacheStatus s : {CacheStatus::ok, CacheStatus::failed, CacheStatus::over_limit})
+  for (CacheStatus s :
+       {CacheStatus::ok, CacheStatus::failed, CacheStatus::over_limit, CacheStatus::timed_out})
     if (to_string(s) == text) return s;
   return std::nullopt;
 }
@@ -201,6 +205,7 @@ void to_json(json& j, const CacheEntry& e) {
            {"argv", e.argv},
            {"dependencies", e.dependencies}};
   if (!e.entry_symbol.empty()) j["entry_symbol"] = e.entry_symbol;
+  if (e.compile_s) j["compile_s"] = *e.compile_s;
 }
 
 void from_json(const json& j, CacheEntry& e) {
@@ -223,6 +228,10 @@ void from_json(const json& j, CacheEntry& e) {
   e.argv = j.at("argv").get<std::vector<std::string>>();
   e.dependencies = j.at("dependencies").get<std::vector<std::string>>();
   e.entry_symbol = j.value("entry_symbol", std::string());
+  if (auto it = j.find("compile_s"); it != j.end() && !it->is_null())
+    e.compile_s = it->get<double>();
+  else
+    e.compile_s.reset();
 }
 
 fs::path effective_cache_dir(const fs::path& configured) {
@@ -354,14 +363,24 @@ std::optional<std::string> missing_entry_problem(const fs::path& cubin, const st
 
 }  // namespace
 
+bool entry_serves(const CacheEntry& entry, std::optional<double> timeout_s) {
+  if (entry.status != CacheStatus::timed_out) return true;
+  return timeout_s && entry.compile_s && *timeout_s <= *entry.compile_s;
+}
+
 CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest& request,
                                   const fs::path& compile_log) {
-  if (auto hit = cache.lookup(request.key)) return {std::move(*hit), false};
+  if (auto hit = cache.lookup(request.key); hit && entry_serves(*hit, request.timeout_s))
+    return {std::move(*hit), false};
 
   const fs::path out = cache.temp_path(request.key, ".cubin");
   CaptureOptions options;
   options.merge_stderr = true;  // nvcc's and ptxas's lines in the order written
+  options.timeout_s = request.timeout_s;
+  const auto started = std::chrono::steady_clock::now();
   const Captured run = run_captured(request.command(out), options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   append_compile_log(compile_log, request.key, request.config_id);
 
   CacheEntry entry;
@@ -372,6 +391,19 @@ CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest
   entry.argv = request.argv_keyed;
   entry.dependencies = request.dependencies;
   entry.compiler_output = run.out;
+  entry.compile_s = seconds;
+  if (run.timed_out) {
+    // Its own verdict: cached, so that the next tune does not spend the timeout on it again.
+    std::error_code ec;
+    fs::remove(out, ec);
+    entry.status = CacheStatus::timed_out;
+    entry.compile_s = *request.timeout_s;
+    entry.reason = fmt::format(
+        "the compile ran longer than the compile timeout of {:g} s ([search] "
+        "compile_timeout_s); raise it to try the candidate again",
+        *request.timeout_s);
+    return {cache.store(std::move(entry), std::nullopt), true};
+  }
 
   const auto functions = parse_ptxas_resources(run.out);
   std::string entry_name = request.entry;

@@ -23,11 +23,13 @@ namespace tune {
 inline constexpr int kernel_cache_schema_version = 1;
 
 /// What a cache entry says about its candidate. Only `ok` entries have a cubin; `failed` (the
-/// compiler refused it) and `over_limit` (it uses more registers or shared memory than the
-/// architecture allows) are invalid candidates, cached so that they are never compiled again.
-enum class CacheStatus { ok, failed, over_limit };
+/// compiler refused it), `over_limit` (it uses more registers or shared memory than the
+/// architecture allows) and `timed_out` (its compile ran past the compile timeout) are invalid
+/// candidates, cached so that they are never compiled again (a `timed_out` one is compiled
+/// again only when a longer timeout allows it more time).
+enum class CacheStatus { ok, failed, over_limit, timed_out };
 
-/// `ok`, `failed`, `over_limit`.
+/// `ok`, `failed`, `over_limit`, `timed_out`.
 std::string_view to_string(CacheStatus status);
 /// The status named `text`, or nullopt.
 std::optional<CacheStatus> parse_cache_status(std::string_view text);
@@ -98,6 +100,9 @@ struct CacheEntry {
   /// With a template entry: the instance's lowered name in the cubin (what the harness and the
   /// embedded winners look the function up by). Empty, and not written, otherwise.
   std::string entry_symbol;
+  /// Seconds the compiler ran for this entry (for `timed_out`: the timeout it was stopped at);
+  /// unset for entries written before the field.
+  std::optional<double> compile_s;
 
   /// The function to look up in the cubin: entry_symbol when set, else `entry`.
   std::string function_name(const std::string& entry) const {
@@ -171,6 +176,8 @@ struct CompileRequest {
   std::optional<EntryTemplate> entry_template;
   std::vector<std::string> argv_keyed;    ///< stored in the entry (paths as keyed)
   std::vector<std::string> dependencies;  ///< stored in the entry
+  /// Seconds the compiler may run; past them it is stopped and the entry is `timed_out`.
+  std::optional<double> timeout_s;
   /// The argument vector to run, writing the cubin to the given path.
   std::function<std::vector<std::string>(const std::filesystem::path& output)> command;
 };
@@ -182,13 +189,17 @@ struct CompileOutcome {
   bool downloaded = false;  ///< found in the remote store (remote_store.hpp), not compiled here
 };
 
-/// Returns the cached entry of `request.key`, or on a miss runs the compiler once, classifies
-/// the result and stores it: `over_limit` when ptxas reports a function over the limits of
-/// `request.arch` (whether or not the compiler then failed, as ptxas itself refuses static
-/// shared memory over 48 KiB), otherwise `failed` when the compiler exits non-zero or writes no
-/// cubin, otherwise `ok`. Every compiler run appends one line to `compile_log`. A candidate
-/// that does not compile is data, not an exception; only a compiler that cannot be started or
-/// a cache that cannot be written throws tune::error.
+/// Whether a cached `entry` answers a request with a compile timeout of `timeout_s` (none: no
+/// limit): every entry does, except one that timed out at a shorter limit than this one.
+bool entry_serves(const CacheEntry& entry, std::optional<double> timeout_s);
+
+/// Returns the cached entry of `request.key` when it serves the request, or otherwise runs the
+/// compiler once, classifies the result and stores it: `over_limit` when ptxas reports a function
+/// over the limits of `request.arch` (whether or not the compiler then failed, as ptxas itself
+/// refuses static shared memory over 48 KiB), otherwise `failed` when the compiler exits non-zero
+/// or writes no cubin, otherwise `ok`. Every compiler run appends one line to `compile_log`. A
+/// candidate that does not compile is data, not an exception; only a compiler that cannot be
+/// started or a cache that cannot be written throws tune::error.
 CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest& request,
                                   const std::filesystem::path& compile_log);
 

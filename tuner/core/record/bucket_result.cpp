@@ -48,6 +48,8 @@ void to_json(json& j, const BucketResult& r) {
        {"workers_started", r.workers_started},
        {"best", nullptr}};
   if (r.fixture_failure) j["fixture_failure"] = *r.fixture_failure;
+  if (r.runoff_skipped) j["runoff_skipped"] = *r.runoff_skipped;
+  if (r.strategy_s > 0) j["strategy_s"] = r.strategy_s;
   if (r.harness_failure) j["harness_failure"] = *r.harness_failure;
   if (!r.prior.is_null()) j["prior"] = r.prior;
   if (r.best) {
@@ -79,6 +81,8 @@ void from_json(const json& j, BucketResult& r) {
   r.fixture_failure = optional_from<std::string>(j, "fixture_failure");
   r.harness_failure = optional_from<std::string>(j, "harness_failure");
   r.runoff = optional_from<RunoffStats>(j, "runoff");
+  r.runoff_skipped = optional_from<std::string>(j, "runoff_skipped");
+  r.strategy_s = j.value("strategy_s", 0.0);
   r.workers_started = j.value("workers_started", 0);
   r.prior = j.value("prior", json());
   r.best.reset();
@@ -135,6 +139,8 @@ Record assemble_record(const Workspace& workspace, const std::vector<BucketResul
     e.source = "measured";
     e.runoff = r.runoff ? nlohmann::json(*r.runoff) : nlohmann::json();
     e.prior = r.prior;
+    if (!r.runoff && r.runoff_skipped)
+      e.runoff = {{"outcome", "skipped"}, {"reason", *r.runoff_skipped}};
     record.insert(std::move(e));
   }
   return record;

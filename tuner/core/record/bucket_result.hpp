@@ -57,7 +57,11 @@ struct BucketResult {
   /// The harness failed as it would for every candidate (a name the space lacks): its message,
   /// with the harness's file and line. None was logged.
   std::optional<std::string> harness_failure;
-  std::optional<RunoffStats> runoff;   ///< when a runoff decided (or a forfeit)
+  std::optional<RunoffStats> runoff;  ///< when a runoff decided (or a forfeit)
+  /// Why the runoff due between two finalists did not run (not even one round of pairs fit in
+  /// the budget left); the record's entry says so (`runoff.outcome` `skipped`).
+  std::optional<std::string> runoff_skipped;
+  double strategy_s = 0;               ///< the strategy's own time (propose and tell), in seconds
   std::optional<MeasuredWinner> best;  ///< nullopt: no winner
   int workers_started = 0;
   /// The prior the search started from (a warm re-tune): `{"from", "tuner", "configs",

@@ -94,6 +94,30 @@ class SearchRun {
   std::vector<std::pair<std::size_t, int>> prior_top_;
   std::size_t new_proposals_ = 0;  // taken from the strategy
   std::size_t since_margin_ = 0;   // evaluations since one beat the best by the margin
+  // The strategy's time: in total, and since the last measured trial (logged with the next).
+  double strategy_ms_ = 0;
+  double strategy_unlogged_ms_ = 0;
+  // The logged trials' positions in the log, for replaying their order (config id -> rank).
+  std::unordered_map<std::string, std::size_t> log_rank_;
+  // The two finalists' measured trials so far, for the runoff's estimate.
+  double runoff_estimate_s(bool one_round) const;
+  bool search_budget_left();
+  template <class Call>
+  auto timed_strategy(Call call) {
+    const auto t0 = std::chrono::steady_clock::now();
+    struct Add {
+      SearchRun& run;
+      std::chrono::steady_clock::time_point t0;
+      ~Add() {
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
+        run.strategy_ms_ += ms;
+        run.strategy_unlogged_ms_ += ms;
+      }
+    } add{*this, t0};
+    return call();
+  }
 };
 
 result<Output> SearchRun::run() {
@@ -252,6 +276,8 @@ std::optional<diagnostic> SearchRun::open_log() {
   for (const std::string& w : log_->warnings())
     warn(w);
   adopt_ = adoptable_trials(log_->trials(), pruned_, &keys_);
+  for (const Trial& t : log_->trials())
+    log_rank_.emplace(t.id(), log_rank_.size());
   return std::nullopt;
 }
 
@@ -296,6 +322,10 @@ bool SearchRun::take(std::size_t k, Phase phase, bool may_reject, std::optional<
     t.config = pruned_[k];
     t.phase = phase;
     t.prior_rank = prior_rank;
+    if (t.times) {
+      t.times->strategy_ms = strategy_unlogged_ms_;
+      strategy_unlogged_ms_ = 0;
+    }
     if (t.time.empty()) t.time = utc_now_iso8601();
     if (!t.cache_key) t.cache_key = keys_[k];
     if (log_) log_->append(t);
@@ -371,7 +401,7 @@ void SearchRun::tell(std::size_t k) {
   std::optional<double> value;
   if (m != nullptr && m->median_ms > 0)
     value = s_.maximize ? -std::log(m->median_ms) : std::log(m->median_ms);
-  strategy_->tell(k, value);
+  timed_strategy([&] { strategy_->tell(k, value); });
   ++evaluations_;
   // A warm re-tune's stop counts what beats the best by more than the runoff's margin.
   const double margin = std::log1p(s_.runoff_policy.margin_pct / 100);
@@ -423,40 +453,117 @@ void SearchRun::adopt_the_rest() {
     if (!visited_[k] && adopt_.contains(pruned_[k].id())) take(k, Phase::search);
 }
 
-// The strategy's search: it is told every trial so far (the incumbents seed it), then proposes
-// one config at a time until it has nothing more, a stop rule ends it, or the budget runs out
-// before a measurement (adopting a logged trial costs nothing and is taken whatever the budget).
+// The strategy's search (docs/search.md "The pipeline"): it is told every trial so far (the
+// incumbents seed it), then keeps `window` proposals pending: the objective prepares each batch
+// (compiles it), and the search measures whichever pending proposal the objective has ready
+// first, tells the strategy its outcome and tops the batch up again, until the strategy has
+// nothing more, a stop rule ends it, or the budget (less the runoff's estimated length) runs
+// out before a measurement. Adopting a logged trial costs nothing and is taken whatever the
+// budget: among the pending proposals, logged ones are taken first, in the order of the log, so
+// that a resumed run repeats the calls of the run it resumes.
 void SearchRun::search() {
   index_.emplace(pruned_);
-  strategy_ = make_strategy(s_.search, *index_, prior_values_);
+  strategy_ = timed_strategy([&] { return make_strategy(s_.search, *index_, prior_values_); });
   for (std::size_t i = 0; i < out_.trials.size(); ++i) {
     const std::size_t k = position_.at(out_.trials[i].id());
     const auto* m = out_.trials[i].state.measured();
     std::optional<double> value;
     if (m != nullptr && m->median_ms > 0)
       value = s_.maximize ? -std::log(m->median_ms) : std::log(m->median_ms);
-    strategy_->tell(k, value);
+    timed_strategy([&] { strategy_->tell(k, value); });
     ++evaluations_;
     if (value && (!best_value_ || *value < *best_value_)) best_value_ = value;
   }
+  const std::size_t window = std::max<std::size_t>(1, objective_.window());
+  std::vector<std::size_t> pending;  // k, in the order proposed
   while (!stop_rule_hit()) {
-    std::optional<std::size_t> k = strategy_->next();
-    if (!k) break;
-    if (visited_[*k])  // a strategy's mistake; never measure a config twice
-      throw error(fmt::format("search strategy '{}' proposed {} twice", s_.search.strategy,
-                              pruned_[*k].id()));
-    if (!adopt_.contains(pruned_[*k].id()) && !budget_left()) {
-      out_.budget_exhausted = true;
-      out_.stopped_by = "budget";
-      break;
+    if (pending.size() < window) {
+      const std::vector<std::size_t> batch =
+          timed_strategy([&] { return strategy_->propose(window - pending.size()); });
+      std::vector<std::size_t> to_prepare;
+      for (std::size_t k : batch) {
+        if (visited_.at(k) || std::find(pending.begin(), pending.end(), k) != pending.end())
+          throw error(fmt::format("search strategy '{}' proposed {} twice", s_.search.strategy,
+                                  pruned_[k].id()));
+        pending.push_back(k);
+        if (!adopt_.contains(pruned_[k].id())) to_prepare.push_back(space_[k]);
+      }
+      if (!to_prepare.empty()) objective_.prepare(to_prepare);
     }
-    take(*k, Phase::search, /*may_reject=*/true);
+    if (pending.empty()) break;
+    std::optional<std::size_t> pos;
+    for (std::size_t p = 0; p < pending.size(); ++p) {
+      auto it = log_rank_.find(pruned_[pending[p]].id());
+      if (it == log_rank_.end() || !adopt_.contains(it->first)) continue;
+      if (!pos || it->second < log_rank_.at(pruned_[pending[*pos]].id())) pos = p;
+    }
+    if (!pos) {
+      if (!search_budget_left()) {
+        out_.budget_exhausted = true;
+        out_.stopped_by = "budget";
+        break;
+      }
+      std::vector<std::size_t> indices;
+      for (std::size_t k : pending)
+        indices.push_back(space_[k]);
+      pos = std::min(objective_.pick(indices), pending.size() - 1);
+    }
+    const std::size_t k = pending[*pos];
+    pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(*pos));
+    take(k, Phase::search, /*may_reject=*/true);
     ++new_proposals_;
-    tell(*k);
+    tell(k);
+  }
+  if (!pending.empty()) {
+    std::vector<std::size_t> indices;
+    for (std::size_t k : pending) {
+      timed_strategy([&] { strategy_->withdraw(k); });
+      indices.push_back(space_[k]);
+    }
+    objective_.drop(indices);
   }
   adopt_the_rest();
   for (std::size_t k = 0; k < pruned_.size(); ++k)
     if (!visited_[k]) out_.unvisited += 1;
+  out_.strategy_s = strategy_ms_ / 1000;
+}
+
+// The runoff's length estimated from the two finalists' trials (the two best measured): each is
+// set up again (load, setup), timed alone (warm-up, timed reps) and then in pairs (about its
+// timed reps again). `one_round`: only the setups, the warm-ups and one pair.
+double SearchRun::runoff_estimate_s(bool one_round) const {
+  std::vector<const Trial*> measured;
+  for (const Trial& t : out_.trials)
+    if (t.is_measured() && !t.rejected_early) measured.push_back(&t);
+  std::partial_sort(measured.begin(),
+                    measured.begin() + std::min<std::ptrdiff_t>(2, std::ssize(measured)),
+                    measured.end(), [](const Trial* a, const Trial* b) {
+                      return a->state.measured()->median_ms < b->state.measured()->median_ms;
+                    });
+  double ms = 0;
+  for (std::size_t i = 0; i < std::min<std::size_t>(2, measured.size()); ++i) {
+    const Trial& t = *measured[i];
+    const auto* m = t.state.measured();
+    const TrialTimes times = t.times.value_or(TrialTimes{});
+    const double timed = t.times ? times.timed_ms : m->median_ms * static_cast<double>(m->reps);
+    ms += times.load_ms + times.setup_ms + times.warmup_ms;
+    ms += one_round ? m->median_ms : times.warmup_ms + 2 * timed;
+  }
+  return ms / 1000;
+}
+
+// Whether the search may measure another candidate: budget is left beyond the runoff's
+// estimated length, when a runoff will follow.
+bool SearchRun::search_budget_left() {
+  if (!budget_left()) return false;
+  const std::optional<double> budget = s_.budget_s ? s_.budget_s : s_.search.budget_s;
+  if (!budget || s_.maximize || !objective_.has_runoff()) return true;
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double reserve = runoff_estimate_s(false);
+  if (*budget - elapsed > reserve) return true;
+  out_.runoff_reserve_s = reserve;
+  return false;
 }
 
 // The best sequential median; the earlier trial wins ties. A trial rejected early never is.
@@ -490,9 +597,21 @@ void SearchRun::runoff() {
     second = i;
   }
   if (!second) return;
-  if (!budget_left()) {
-    warn(fmt::format("no runoff: the budget is exhausted; {} wins on its sequential median",
-                     out_.trials[*out_.best_index].id()));
+  // Skipped only when not even one round of pairs fits in what is left of the budget.
+  const std::optional<double> budget = s_.budget_s ? s_.budget_s : s_.search.budget_s;
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const std::optional<double> remaining = objective_.budget_remaining();
+  const double one_round = runoff_estimate_s(true);
+  std::optional<double> left;
+  if (budget) left = *budget - elapsed;
+  if (remaining) left = left ? std::min(*left, *remaining) : *remaining;
+  if (left && *left < one_round) {
+    out_.runoff_skipped = fmt::format(
+        "no runoff: the budget is exhausted ({:.1f} s left, one round of pairs needs about "
+        "{:.1f} s); {} wins on its sequential median",
+        std::max(0.0, *left), one_round, out_.trials[*out_.best_index].id());
+    warn(*out_.runoff_skipped);
     return;
   }
   std::size_t inc = *out_.best_index;  // trial indices

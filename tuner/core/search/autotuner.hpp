@@ -86,6 +86,25 @@ class Objective {
   /// early returns a measured trial with `rejected_early` set; one that cannot ignores the rule
   /// (the default).
   virtual void reject_above(std::optional<EarlyReject> /*rule*/) {}
+  /// Whether `runoff` runs one: the search then keeps room for it in the budget.
+  virtual bool has_runoff() { return false; }
+
+  // The pipeline (docs/search.md "The pipeline"): an objective that prepares candidates before
+  // it measures them (compiles them) says how many proposals the search keeps ahead of the
+  // measurement; the search hands it each batch the strategy proposes, gives back those it
+  // will not measure, and asks which pending proposal to measure next. The defaults measure one
+  // proposal at a time, in the strategy's order.
+
+  /// How many proposals the search keeps pending: the compile threads plus a look-ahead. 1: one
+  /// at a time.
+  virtual std::size_t window() { return 1; }
+  /// The strategy proposed `indices` (into `configs()`), best first: start preparing them.
+  virtual void prepare(const std::vector<std::size_t>& /*indices*/) {}
+  /// The search will not measure `indices` (they were proposed): stop preparing them.
+  virtual void drop(const std::vector<std::size_t>& /*indices*/) {}
+  /// The position in `pending` (indices into `configs()`, in the order proposed; not empty) of
+  /// the one to measure next: the first that is ready, waiting for one when none is.
+  virtual std::size_t pick(const std::vector<std::size_t>& /*pending*/) { return 0; }
 };
 
 /// The base of an objective that wraps another (the store's SharedTrials, a shard's search
@@ -104,6 +123,13 @@ class ForwardingObjective : public Objective {
     return inner_.runoff(incumbent, challenger);
   }
   void reject_above(std::optional<EarlyReject> rule) override { inner_.reject_above(rule); }
+  bool has_runoff() override { return inner_.has_runoff(); }
+  std::size_t window() override { return inner_.window(); }
+  void prepare(const std::vector<std::size_t>& indices) override { inner_.prepare(indices); }
+  void drop(const std::vector<std::size_t>& indices) override { inner_.drop(indices); }
+  std::size_t pick(const std::vector<std::size_t>& pending) override {
+    return inner_.pick(pending);
+  }
 
  protected:
   Objective& inner_;  ///< the wrapped objective, for an adapter's own overrides
@@ -144,6 +170,12 @@ struct Output {
   std::optional<std::string> stopped_by;
   /// Configs of the pruned space never visited.
   std::size_t unvisited = 0;
+  /// Seconds the strategy took (its propose and tell calls), replayed ones included.
+  double strategy_s = 0;
+  /// The runoff's estimated length when the search stopped to leave room for it, in seconds.
+  std::optional<double> runoff_reserve_s;
+  /// Why no runoff ran when the two finalists had one due (`the budget is exhausted ...`).
+  std::optional<std::string> runoff_skipped;
   /// Warnings of the log (skipped or repaired lines), of a dropped soft incumbent and of a
   /// failed runoff.
   std::vector<std::string> warnings;

@@ -40,6 +40,47 @@ void CompileAhead::start(const std::vector<std::size_t>& order) {
     threads_.emplace_back([this] { work(); });
 }
 
+void CompileAhead::queue(const std::vector<std::size_t>& indices) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t i : indices) {
+      if (i >= state_.size() || queued_[i] || state_[i] != State::queued) continue;
+      queued_[i] = true;
+      queue_.push_back(i);
+    }
+    if (!threads_.empty()) {
+      changed_.notify_all();
+      return;
+    }
+  }
+  start({});
+}
+
+void CompileAhead::cancel(const std::vector<std::size_t>& indices) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  for (std::size_t i : indices) {
+    if (i >= state_.size() || state_[i] != State::queued || !queued_[i]) continue;
+    queued_[i] = false;
+    std::erase(queue_, i);
+  }
+}
+
+std::size_t CompileAhead::wait_any(const std::vector<std::size_t>& candidates) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(mutex_);
+  std::size_t pos = 0;
+  changed_.wait(lock, [&] {
+    for (pos = 0; pos < candidates.size(); ++pos) {
+      const std::size_t i = candidates[pos];
+      if (state_.at(i) == State::done || (state_[i] == State::queued && !queued_[i])) return true;
+    }
+    return false;
+  });
+  waited_ms_ +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return pos;
+}
+
 void CompileAhead::work() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
@@ -62,6 +103,7 @@ void CompileAhead::work() {
     error_[i] = failure;
     state_[i] = State::done;
     ++finished_;
+    compiled_.push_back(i);
     changed_.notify_all();
   }
 }
@@ -93,9 +135,46 @@ std::size_t CompileAhead::finished() const {
   return finished_;
 }
 
+std::vector<std::size_t> CompileAhead::compiled() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return compiled_;
+}
+
 double CompileAhead::waited_ms() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   return waited_ms_;
+}
+
+CompilePipeline::CompilePipeline(Objective& inner, CompileAhead& ahead, std::size_t window,
+                                 std::function<bool(std::size_t)> ready)
+    : ForwardingObjective(inner), ahead_(ahead), window_(window), ready_(std::move(ready)) {}
+
+void CompilePipeline::prepare(const std::vector<std::size_t>& indices) {
+  std::vector<std::size_t> missing;
+  for (std::size_t i : indices)
+    if (!ready_(i)) missing.push_back(i);
+  if (!missing.empty()) ahead_.queue(missing);
+}
+
+std::size_t CompilePipeline::pick(const std::vector<std::size_t>& pending) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t pos = ahead_.wait_any(pending);
+  last_wait_ = {
+      pending.at(pos),
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()};
+  return pos;
+}
+
+Trial CompilePipeline::measure(std::size_t index) {
+  Trial t = inner_.measure(index);
+  if (t.times && last_wait_ && last_wait_->first == index)
+    t.times->compile_wait_ms += last_wait_->second;
+  last_wait_.reset();
+  return t;
+}
+
+std::size_t pipeline_window(int jobs) {
+  return 2 * static_cast<std::size_t>(std::max(1, jobs));
 }
 
 int compile_ahead_jobs(std::optional<int> cap) {

@@ -21,13 +21,19 @@ double median_of(std::vector<double> v) {
 
 std::optional<OverheadSummary> summarize_overhead(const std::vector<Trial>& trials) {
   using Field = double TrialTimes::*;
-  constexpr std::array<Field, 7> fields = {
-      &TrialTimes::fixture_ms, &TrialTimes::load_ms, &TrialTimes::setup_ms, &TrialTimes::warmup_ms,
-      &TrialTimes::timed_ms,   &TrialTimes::wall_ms, &TrialTimes::saved_ms};
+  constexpr std::array<Field, 9> fields = {
+      &TrialTimes::fixture_ms, &TrialTimes::load_ms,         &TrialTimes::setup_ms,
+      &TrialTimes::warmup_ms,  &TrialTimes::timed_ms,        &TrialTimes::wall_ms,
+      &TrialTimes::saved_ms,   &TrialTimes::compile_wait_ms, &TrialTimes::strategy_ms};
   OverheadSummary s;
   std::array<std::vector<double>, fields.size()> values;
   std::vector<double> overhead;
   for (const Trial& t : trials) {
+    if (t.compile_s) {
+      ++s.compiled;
+      s.compile_s += *t.compile_s;
+      s.longest_compile_s = std::max(s.longest_compile_s, *t.compile_s);
+    }
     if (!t.times) continue;
     ++s.trials;
     if (t.rejected_early) ++s.rejected_early;
@@ -37,7 +43,7 @@ std::optional<OverheadSummary> summarize_overhead(const std::vector<Trial>& tria
     }
     overhead.push_back(std::max(0.0, t.times->wall_ms - t.times->warmup_ms - t.times->timed_ms));
   }
-  if (s.trials == 0) return std::nullopt;
+  if (s.trials == 0 && s.compiled == 0) return std::nullopt;
   for (std::size_t f = 0; f < fields.size(); ++f)
     s.median.*fields[f] = median_of(std::move(values[f]));
   s.median_overhead_ms = median_of(std::move(overhead));
@@ -51,12 +57,20 @@ std::string describe_overhead(const OverheadSummary& s) {
     rejected = fmt::format(
         "\nearly rejection: {} of {} candidates stopped early, {:.1f} s of timed reps saved",
         s.rejected_early, s.trials, s.total.saved_ms / 1000);
+  std::string more;
+  if (s.total.strategy_ms > 0 || s.total.compile_wait_ms > 0)
+    more = fmt::format("strategy {:.1f} s in propose/tell, compiler waits {:.1f} s",
+                       s.total.strategy_ms / 1000, s.total.compile_wait_ms / 1000);
+  if (s.compiled > 0)
+    more += fmt::format("{}compiles: {} candidates, {:.1f} s of compiler time (longest {:.1f} s)",
+                        more.empty() ? "" : "; ", s.compiled, s.compile_s, s.longest_compile_s);
+  if (!more.empty()) more = "\n" + more;
   return fmt::format(
       "gpu time: {:.1f}% of {:.1f} s in timed reps ({} trials)\n"
       "per trial (median): setup {:.1f} ms (fixture {:.1f}, load {:.1f}), warm-up {:.1f} ms, "
       "timed {:.1f} ms, overhead {:.1f} ms outside warm-up and timed reps{}",
       100 * s.timed_share(), s.total.wall_ms / 1000, s.trials, m.setup_ms, m.fixture_ms, m.load_ms,
-      m.warmup_ms, m.timed_ms, s.median_overhead_ms, rejected);
+      m.warmup_ms, m.timed_ms, s.median_overhead_ms, rejected + more);
 }
 
 }  // namespace tune

@@ -28,20 +28,28 @@ struct OverheadSummary {
   /// Trials whose timed reps stopped early (Trial::rejected_early); `total.saved_ms` is the
   /// device time of the reps they skipped.
   std::size_t rejected_early = 0;
+  /// Candidates whose trials say how long they compiled (`Trial::compile_s`), their compile
+  /// seconds summed, and the longest.
+  std::size_t compiled = 0;
+  double compile_s = 0;
+  double longest_compile_s = 0;
   /// total.timed_ms / total.wall_ms: the share of the tune's wall time spent in timed work.
   double timed_share() const noexcept {
     return total.wall_ms > 0 ? total.timed_ms / total.wall_ms : 0;
   }
 };
 
-/// The summary of the trials that carry times, or nullopt when none does.
+/// The summary of the trials that carry times or compile seconds, or nullopt when none does.
 std::optional<OverheadSummary> summarize_overhead(const std::vector<Trial>& trials);
 
 /// Two or three lines for people (no trailing newline):
 /// `gpu time: 23.4% of 61.2 s in timed reps (12 trials)` and
 /// `per trial (median): setup 12.1 ms (fixture 0.0, load 3.2), warm-up 30.0 ms, timed 101.5 ms,
 /// overhead 44.0 ms outside warm-up and timed reps`; a third line when candidates stopped
-/// early: `early rejection: 40 of 150 candidates stopped early, 9.6 s of timed reps saved`.
+/// early: `early rejection: 40 of 150 candidates stopped early, 9.6 s of timed reps saved`;
+/// then, when the trials say so, one more:
+/// `strategy 1.2 s in propose/tell, compiler waits 3.4 s; compiles: 12 candidates, 45.6 s of
+/// compiler time (longest 9.1 s)`.
 std::string describe_overhead(const OverheadSummary& summary);
 
 }  // namespace tune

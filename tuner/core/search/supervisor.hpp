@@ -124,6 +124,7 @@ class Supervisor : public Objective {
   std::optional<RunoffPairs> runoff(std::size_t incumbent, std::size_t challenger) override;
   /// Sent with the next measure request: the worker may stop the candidate's reps early.
   void reject_above(std::optional<EarlyReject> rule) override { reject_ = rule; }
+  bool has_runoff() override { return true; }
 
   /// How many workers were started (the first, and one after each that was dropped).
   int workers_started() const noexcept { return workers_started_; }

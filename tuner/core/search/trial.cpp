@@ -65,9 +65,14 @@ std::string utc_now_iso8601() {
 }
 
 nlohmann::json to_json(const TrialTimes& times) {
-  nlohmann::json j = {{"fixture_ms", times.fixture_ms}, {"load_ms", times.load_ms},
-                      {"setup_ms", times.setup_ms},     {"warmup_ms", times.warmup_ms},
-                      {"timed_ms", times.timed_ms},     {"wall_ms", times.wall_ms}};
+  nlohmann::json j = {{"fixture_ms", times.fixture_ms},
+                      {"load_ms", times.load_ms},
+                      {"setup_ms", times.setup_ms},
+                      {"warmup_ms", times.warmup_ms},
+                      {"timed_ms", times.timed_ms},
+                      {"wall_ms", times.wall_ms},
+                      {"compile_wait_ms", times.compile_wait_ms},
+                      {"strategy_ms", times.strategy_ms}};
   if (times.saved_ms > 0) j["saved_ms"] = times.saved_ms;
   return j;
 }
@@ -79,7 +84,8 @@ result<TrialTimes> times_from_json(const nlohmann::json& j) {
        {std::pair{"fixture_ms", &t.fixture_ms}, std::pair{"load_ms", &t.load_ms},
         std::pair{"setup_ms", &t.setup_ms}, std::pair{"warmup_ms", &t.warmup_ms},
         std::pair{"timed_ms", &t.timed_ms}, std::pair{"wall_ms", &t.wall_ms},
-        std::pair{"saved_ms", &t.saved_ms}}) {
+        std::pair{"saved_ms", &t.saved_ms}, std::pair{"compile_wait_ms", &t.compile_wait_ms},
+        std::pair{"strategy_ms", &t.strategy_ms}}) {
     auto it = j.find(name);
     if (it == j.end() || it->is_null()) continue;  // a field added later reads as 0
     if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
@@ -113,6 +119,7 @@ nlohmann::json to_json(const Trial& trial) {
   if (trial.times) j["times"] = to_json(*trial.times);
   if (trial.rejected_early) j["rejected_early"] = true;
   if (trial.prior_rank) j["prior_rank"] = *trial.prior_rank;
+  if (trial.compile_s) j["compile_s"] = *trial.compile_s;
   return j;
 }
 
@@ -223,6 +230,11 @@ result<Trial> trial_from_json(const nlohmann::json& j) {
     if (!it->is_number_integer() || *it < 1 || *it > 1000000)
       return bad("'prior_rank' must be a positive int");
     t.prior_rank = it->get<int>();
+  }
+  if (auto it = j.find("compile_s"); it != j.end() && !it->is_null()) {
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
+      return bad("'compile_s' must be a non-negative number");
+    t.compile_s = it->get<double>();
   }
   return t;
 }

@@ -75,6 +75,10 @@ struct TrialTimes {
   /// The timed reps an early rejection skipped, estimated from the reps it took (device time);
   /// 0 for a candidate measured in full. Logged only when not 0.
   double saved_ms = 0;
+  /// Of `wall_ms`: the search waiting for this candidate's compile (no proposal was ready).
+  double compile_wait_ms = 0;
+  /// Of `wall_ms`: the strategy's own time (propose and tell) since the previous trial.
+  double strategy_ms = 0;
   friend bool operator==(const TrialTimes&, const TrialTimes&) = default;
 };
 
@@ -109,6 +113,9 @@ struct Trial {
   /// from what was measured"): its rank in the prior, 1 for the prior's best; logged as
   /// `prior_rank`.
   std::optional<int> prior_rank;
+  /// Seconds the compiler ran for this candidate (the kernel cache entry's `compile_s`), when
+  /// known; logged as `compile_s`.
+  std::optional<double> compile_s;
 
   /// A measured trial, or an invalid one when the timings are not usable: a non-finite or
   /// non-positive median or min, or fewer than one rep (the reason names the value). The

@@ -38,6 +38,10 @@ const std::vector<StrategyInfo>& strategies();
 /// The strategy named `name`, or nullptr.
 const StrategyInfo* find_strategy(std::string_view name);
 
+/// The default of `[search] compile_timeout_s`: ten minutes, well past any compile a search can
+/// afford to wait for, short of one that never ends.
+inline constexpr double default_compile_timeout_s = 600;
+
 /// `[search]`: the strategy, its settings and the stop rules.
 struct SearchSettings {
   std::string strategy = "grid";
@@ -45,6 +49,9 @@ struct SearchSettings {
   std::optional<std::int64_t> max_evals;  ///< evaluations (measured or adopted, valid or not)
   std::optional<double> budget_s;         ///< wall-clock budget of the search
   std::optional<double> timeout_s;        ///< per candidate
+  /// Seconds one candidate's compile may run before it is stopped and the candidate is invalid
+  /// (remembered by the kernel cache); default `default_compile_timeout_s`.
+  std::optional<double> compile_timeout_s;
   std::optional<std::int64_t> patience;   ///< stop after this many evaluations without a
                                           ///< better config (not for grid)
   std::map<std::string, double> options;  ///< the strategy's own settings, as the space gave

@@ -53,9 +53,9 @@ bool SpaceParser::number(const toml::table& t, std::string_view table, std::stri
 
 // The keys [search] takes: the common ones, then every strategy's own.
 static std::vector<std::string_view> search_keys() {
-  std::vector<std::string_view> keys = {"strategy",       "seed",     "max_evals", "budget_s",
-                                        "timeout_s",      "patience", "retune",    "prior_top_k",
-                                        "retune_min_new", "prior"};
+  std::vector<std::string_view> keys = {
+      "strategy", "seed",        "max_evals",      "budget_s", "timeout_s",        "patience",
+      "retune",   "prior_top_k", "retune_min_new", "prior",    "compile_timeout_s"};
   for (const StrategyInfo& info : strategies())
     for (const StrategyOption& o : info.options)
       if (std::find(keys.begin(), keys.end(), o.name) == keys.end()) keys.push_back(o.name);
@@ -94,6 +94,7 @@ bool SpaceParser::read_search() {
   if (min_new) s.search_.retune_min_new = *min_new;
   return number(*t, "search", "budget_s", true, "seconds", s.search_.budget_s) &&
          number(*t, "search", "timeout_s", true, "seconds", s.search_.timeout_s) &&
+         number(*t, "search", "compile_timeout_s", true, "seconds", s.search_.compile_timeout_s) &&
          read_strategy(*t);
 }
 

@@ -30,8 +30,12 @@ CompileRequest compile_request(const Manifest& manifest, const CacheKeyer& keyer
   return request;
 }
 
-CandidateStore::CandidateStore(KernelCache cache, RemoteStore* remote, fs::path compile_log)
-    : cache_(std::move(cache)), remote_(remote), compile_log_(std::move(compile_log)) {}
+CandidateStore::CandidateStore(KernelCache cache, RemoteStore* remote, fs::path compile_log,
+                               std::optional<double> compile_timeout_s)
+    : cache_(std::move(cache)),
+      remote_(remote),
+      compile_log_(std::move(compile_log)),
+      compile_timeout_s_(compile_timeout_s) {}
 
 std::optional<CacheEntry> CandidateStore::find(std::string_view key) const {
   if (std::optional<CacheEntry> local = cache_.lookup(key)) return local;
@@ -40,11 +44,14 @@ std::optional<CacheEntry> CandidateStore::find(std::string_view key) const {
 }
 
 CompileOutcome CandidateStore::get(const CompileRequest& request) const {
-  if (std::optional<CacheEntry> local = cache_.lookup(request.key)) return {std::move(*local)};
-  if (remote_ != nullptr)
+  std::optional<CacheEntry> local = cache_.lookup(request.key);
+  if (local && entry_serves(*local, compile_timeout_s_)) return {std::move(*local)};
+  if (remote_ != nullptr && !local)
     if (std::optional<CacheEntry> fetched = remote_->fetch_entry(cache_, request.key))
-      return {std::move(*fetched), false, true};
-  CompileOutcome outcome = compile_into_cache(cache_, request, compile_log_);
+      if (entry_serves(*fetched, compile_timeout_s_)) return {std::move(*fetched), false, true};
+  CompileRequest timed = request;
+  timed.timeout_s = compile_timeout_s_;
+  CompileOutcome outcome = compile_into_cache(cache_, timed, compile_log_);
   if (remote_ != nullptr && outcome.compiled) remote_->upload_entry(cache_, outcome.entry);
   return outcome;
 }

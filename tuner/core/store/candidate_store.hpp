@@ -35,8 +35,10 @@ CompileRequest compile_request(const Manifest& manifest, const CacheKeyer& keyer
 class CandidateStore {
  public:
   /// `remote` may be null (no remote store); it must outlive the store. Every compiler run
-  /// appends a line to `compile_log`.
-  CandidateStore(KernelCache cache, RemoteStore* remote, std::filesystem::path compile_log);
+  /// appends a line to `compile_log`; a compile that runs past `compile_timeout_s` (none: no
+  /// limit) is stopped and its candidate is `timed_out`.
+  CandidateStore(KernelCache cache, RemoteStore* remote, std::filesystem::path compile_log,
+                 std::optional<double> compile_timeout_s = std::nullopt);
 
   const KernelCache& cache() const noexcept { return cache_; }
 
@@ -54,6 +56,7 @@ class CandidateStore {
   KernelCache cache_;
   RemoteStore* remote_;
   std::filesystem::path compile_log_;
+  std::optional<double> compile_timeout_s_;
 };
 
 }  // namespace tune

@@ -80,11 +80,28 @@ SharedTrials::Context shared_context(const BucketTune& job, const std::vector<Co
   return c;
 }
 
+// The supervisor with each trial's compile seconds, as the candidate's cache entry says.
+class WithCompileCost : public ForwardingObjective {
+ public:
+  WithCompileCost(Objective& inner, const KernelCache& cache, const std::vector<std::string>& keys)
+      : ForwardingObjective(inner), cache_(cache), keys_(keys) {}
+  Trial measure(std::size_t index) override {
+    Trial t = inner_.measure(index);
+    if (std::optional<CacheEntry> e = cache_.lookup(keys_.at(index))) t.compile_s = e->compile_s;
+    return t;
+  }
+
+ private:
+  const KernelCache& cache_;
+  const std::vector<std::string>& keys_;
+};
+
 // The supervisor without its runoff: a shard's search leaves the runoff to the merge.
 class WithoutRunoff : public ForwardingObjective {
  public:
   using ForwardingObjective::ForwardingObjective;
   std::optional<RunoffPairs> runoff(std::size_t, std::size_t) override { return std::nullopt; }
+  bool has_runoff() override { return false; }
 };
 
 // What every bucket's result says, measured or not: which bucket, space and device.
@@ -112,6 +129,8 @@ BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, co
   r.incumbent_failure = out.incumbent_failure;
   r.runoff = out.runoff;
   if (out.prior) r.prior = to_json(*out.prior);
+  r.runoff_skipped = out.runoff_skipped;
+  r.strategy_s = out.strategy_s;
   if (out.best_index) {
     const Trial& t = out.trials[*out.best_index];
     const MeasuredState& m = *t.state.measured();
@@ -120,27 +139,6 @@ BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, co
     r.best = std::move(w);
   }
   return r;
-}
-
-// Queues the candidates the cache lacks, in the order the search is expected to ask for them.
-void start_compile_ahead(CompileAhead& ahead, const BucketTune& job,
-                         const std::vector<Config>& configs, const std::vector<std::string>& keys,
-                         const KernelCache& cache, const std::optional<Config>& winner) {
-  const std::vector<Config>& required = job.build.space.require();
-  std::vector<std::size_t> first;
-  for (std::size_t i = 0; i < configs.size(); ++i)
-    if (std::find(required.begin(), required.end(), configs[i]) != required.end() ||
-        (winner && *winner == configs[i]))
-      first.push_back(i);
-  std::function<bool(const Config&)> keep = [](const Config&) { return true; };
-  if (job.only) {
-    std::set<std::string> ids(job.only->begin(), job.only->end());
-    keep = [ids = std::move(ids)](const Config& c) { return ids.contains(c.id()); };
-  }
-  std::vector<std::size_t> order = expected_order(configs, job.build.space.search(), first, keep);
-  // Only what the cache lacks: a warm cache costs the threads nothing.
-  std::erase_if(order, [&](std::size_t i) { return cache.lookup(keys[i]).has_value(); });
-  ahead.start(order);
 }
 
 // The result of a bucket whose fixture failed: no trials, no winner, the fixture's message.
@@ -171,7 +169,8 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
                                      manifest.build_dir.string(), manifest.kernel);
   Supervisor objective(*configs, keys, job.launch, options);
   const CandidateStore store(KernelCache(effective_cache_dir(manifest.cache_dir)), job.remote,
-                             manifest.compile_log);
+                             manifest.compile_log,
+                             space.search().compile_timeout_s.value_or(default_compile_timeout_s));
   const KernelCache& cache = store.cache();
   std::optional<CompileAhead> ahead;
   if (job.compile_ahead > 0) {
@@ -218,16 +217,31 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
     tuner.prior_fallbacks(prior_fallbacks(job.build, job.bucket, job.arch));
   }
   tuner.on_progress([&](const Progress& p) { say(describe_trial(p)); });
-  if (ahead) start_compile_ahead(*ahead, job, *configs, keys, cache, winner);
   tuner.on_warning([&](const std::string& w) { say("warning: " + w); });
 
+  WithCompileCost costed(objective, cache, keys);
+  auto cached = [&](std::size_t i) { return cache.lookup(keys[i]).has_value(); };
+  std::optional<CompilePipeline> pipeline;
+  if (ahead) {
+    // The incumbents first, all at once: they are measured before the search.
+    std::vector<std::size_t> first;
+    for (std::size_t i = 0; i < configs->size(); ++i)
+      if ((std::find(space.require().begin(), space.require().end(), (*configs)[i]) !=
+               space.require().end() ||
+           (winner && *winner == (*configs)[i])) &&
+          !cached(i))
+        first.push_back(i);
+    ahead->queue(first);
+    pipeline.emplace(costed, *ahead, pipeline_window(job.compile_ahead), cached);
+  }
+  Objective& compiled = pipeline ? static_cast<Objective&>(*pipeline) : costed;
   std::optional<SharedTrials> shared;
   if (job.remote != nullptr) {
     SharedTrials::Context context = shared_context(job, *configs);
     context.device = [&objective] { return std::pair{objective.device(), objective.driver()}; };
-    shared.emplace(objective, *job.remote, std::move(context));
+    shared.emplace(compiled, *job.remote, std::move(context));
   }
-  Objective& measuring = shared ? static_cast<Objective&>(*shared) : objective;
+  Objective& measuring = shared ? static_cast<Objective&>(*shared) : compiled;
   WithoutRunoff shard_objective(measuring);
   std::optional<result<Output>> ran;
   try {
@@ -249,11 +263,19 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
       line = nl == std::string::npos ? "" : line.substr(nl + 1);
     }
   }
-  if (ahead && ahead->waited_ms() > 0)
-    say(
-        fmt::format("compile-ahead: {} candidates compiled, the search waited {:.1f} s for the "
-                    "compiler",
-                    ahead->finished(), ahead->waited_ms() / 1000));
+  if (ahead && ahead->finished() > 0) {
+    std::set<std::string> measured;
+    for (const Trial& t : out->trials)
+      measured.insert(t.id());
+    std::size_t never = 0;
+    for (std::size_t i : ahead->compiled())
+      never += measured.contains((*configs)[i].id()) ? 0 : 1;
+    say(fmt::format(
+        "compile-ahead: {} candidates compiled ({} never measured), the search waited {:.1f} s "
+        "for the compiler",
+        ahead->finished(), never, ahead->waited_ms() / 1000));
+  }
+  say(fmt::format("strategy: {:.2f} s in propose/tell", out->strategy_s));
   if (shared && (shared->adopted() > 0 || shared->uploaded() > 0))
     say(fmt::format("{} trials adopted from the remote store, {} shared", shared->adopted(),
                     shared->uploaded()));
@@ -385,45 +407,6 @@ std::string describe_trial(const Progress& p) {
   return fmt::format("[{}/{}] {} {}{}{}", p.done, p.total, t.id(), what, from, progress);
 }
 
-std::vector<std::size_t> expected_order(const std::vector<Config>& configs,
-                                        const SearchSettings& search,
-                                        const std::vector<std::size_t>& first,
-                                        const std::function<bool(const Config&)>& keep) {
-  std::vector<std::size_t> order;
-  std::vector<bool> seen(configs.size(), false);
-  auto add = [&](std::size_t i) {
-    if (i < configs.size() && !seen[i] && keep(configs[i])) {
-      seen[i] = true;
-      order.push_back(i);
-    }
-  };
-  for (std::size_t i : first)
-    add(i);
-  if (search.strategy == "random") {
-    // Its sequence does not depend on the timings: a copy told anything proposes the same.
-    std::vector<std::size_t> kept;
-    std::vector<Config> sub;
-    for (std::size_t i = 0; i < configs.size(); ++i)
-      if (keep(configs[i])) {
-        kept.push_back(i);
-        sub.push_back(configs[i]);
-      }
-    if (!sub.empty()) {
-      std::unique_ptr<Strategy> s = make_strategy(search, SpaceIndex(sub));
-      for (std::size_t i : first)
-        if (auto it = std::find(kept.begin(), kept.end(), i); it != kept.end())
-          s->tell(static_cast<std::size_t>(it - kept.begin()), 1.0);
-      while (std::optional<std::size_t> k = s->next()) {
-        add(kept[*k]);
-        s->tell(*k, 1.0);
-      }
-    }
-  }
-  for (std::size_t i = 0; i < configs.size(); ++i)
-    add(i);
-  return order;
-}
-
 std::string describe_outcome(const BucketResult& r) {
   if (r.fixture_failure)
     return fmt::format("error: the bucket's fixture failed, so every candidate is invalid: {}",
@@ -436,6 +419,7 @@ std::string describe_outcome(const BucketResult& r) {
   if (r.incumbent_failure) return "error: " + *r.incumbent_failure;
   if (!r.best) return fmt::format("error: no valid config ({} trials, all invalid)", r.trials);
   std::string decided = "sequential medians";
+  if (r.runoff_skipped) decided += " (" + *r.runoff_skipped + ")";
   if (r.runoff)
     decided = fmt::format("runoff {} ({} pairs, {:+.2f}%, p={:.3g})", to_string(r.runoff->outcome),
                           r.runoff->pairs, r.runoff->median_diff_pct, r.runoff->p_value);

@@ -46,9 +46,10 @@ struct BucketTune {
   std::optional<std::vector<std::string>> only = std::nullopt;
   /// Whether the runoff runs; a shard leaves it to the merge, which runs it on one device.
   bool runoff = true;
-  /// Compile-ahead (compile_ahead.hpp): with N > 0, candidates missing from the kernel cache
-  /// are compiled on N threads ahead of the measuring worker, in the order the search will ask
-  /// for them, instead of being invalid (`not compiled: run the warm target`). 0: off.
+  /// Compile-ahead (compile_ahead.hpp): with N > 0, the strategy's proposals missing from the
+  /// kernel cache are compiled on N threads ahead of the measuring worker (2N proposals kept
+  /// pending, the first ready measured first), instead of being invalid (`not compiled: run the
+  /// warm target`). 0: off.
   int compile_ahead = 0;
   /// The bucket's prior (docs/search.md "Re-tunes start from what was measured"): where a log
   /// of another source, toolchain or space is set aside, and the prior read from; with `[search]
@@ -94,15 +95,6 @@ std::string describe_duration(double seconds);
 /// reps, batched); best 0.0119 ms; about 40 s left` (`10 reps, stopped early` for a candidate
 /// rejected early).
 std::string describe_trial(const Progress& progress);
-
-/// The order in which a search of `configs` is expected to ask for candidates, for
-/// compile-ahead: the incumbents (`first`, indices) first, then the strategy's own order where
-/// it does not depend on the timings (grid: enumeration order; random: its permutation of the
-/// seed), else enumeration order. Indices not in `keep` (a shard's slice) are left out.
-std::vector<std::size_t> expected_order(const std::vector<Config>& configs,
-                                        const SearchSettings& search,
-                                        const std::vector<std::size_t>& first,
-                                        const std::function<bool(const Config&)>& keep);
 
 /// The closing line of a bucket's tune for people: its winner and what decided it, or why it
 /// has none (`winner BLOCK=512 at 1.9531 ms, by runoff challenger_wins (20 pairs, -48.80%,

@@ -1,0 +1,251 @@
+// The pipeline of a search (docs/search.md "The pipeline"), on the CPU with a fake compiler and
+// a fake measurer: the strategy's proposals are compiled ahead and the first ready is measured;
+// nothing is compiled that was not proposed; a resumed run replays the logged order of outcomes
+// and proposes what the run it resumes proposed; the budget keeps room for the runoff.
+#include <tuner/core/search/compile_ahead.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "test_dir.hpp"
+
+namespace tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<Config> grid(int n) {
+  std::vector<Config> configs;
+  for (int x = 0; x < n; ++x)
+    for (int y = 0; y < n; ++y)
+      configs.push_back(Config{{"X", x}, {"Y", y}});
+  return configs;
+}
+
+// A measurer: each config's time is a smooth function of its params, so that outcomes teach the
+// strategies something; each trial reports times as a worker does.
+class FakeGpu : public Objective {
+ public:
+  explicit FakeGpu(std::vector<Config> configs) : configs_(std::move(configs)) {}
+  const std::vector<Config>& configs() override { return configs_; }
+  Trial measure(std::size_t index) override {
+    const std::lock_guard<std::mutex> lock(mutex);
+    measured.push_back(index);
+    // grid(n) enumerates X then Y: index = x * n + y.
+    const std::size_t n = static_cast<std::size_t>(std::lround(std::sqrt(configs_.size())));
+    const double x = static_cast<double>(index / n);
+    const double y = static_cast<double>(index % n);
+    const double ms = 1.0 + (x - 3) * (x - 3) * 0.1 + (y - 5) * (y - 5) * 0.05;
+    Trial t = Trial::measured(ms, ms * 0.9, 10);
+    t.times = TrialTimes{0, 1, 1, 2, 4, 10};
+    std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+    return t;
+  }
+  bool has_runoff() override { return runoff_on; }
+  std::optional<RunoffPairs> runoff(std::size_t, std::size_t) override {
+    if (!runoff_on) return std::nullopt;
+    ++runoffs;
+    RunoffPairs p;
+    for (int i = 0; i < 20; ++i) {
+      p.incumbent_ms.push_back(1.0 + (i % 2) * 1e-4);
+      p.challenger_ms.push_back(1.0 - (i % 2) * 1e-4);
+    }
+    return p;
+  }
+
+  std::mutex mutex;
+  std::vector<std::size_t> measured;
+  int sleep_ms = 0;
+  bool runoff_on = false;
+  int runoffs = 0;
+
+ private:
+  std::vector<Config> configs_;
+};
+
+// What the search asked of the objective, in order: each batch it prepared and gave back.
+class Recorder : public ForwardingObjective {
+ public:
+  using ForwardingObjective::ForwardingObjective;
+  void prepare(const std::vector<std::size_t>& indices) override {
+    prepared.insert(prepared.end(), indices.begin(), indices.end());
+    batches.push_back(indices);
+    inner_.prepare(indices);
+  }
+  std::vector<std::size_t> prepared;
+  std::vector<std::vector<std::size_t>> batches;
+};
+
+// A deterministic stand-in for "the first ready": the pending proposal with the shortest
+// simulated compile (its index's hash), so that runs can be compared trial by trial.
+class SimulatedReady : public ForwardingObjective {
+ public:
+  SimulatedReady(Objective& inner, std::size_t window, bool first_only)
+      : ForwardingObjective(inner), window_(window), first_only_(first_only) {}
+  std::size_t window() override { return window_; }
+  std::size_t pick(const std::vector<std::size_t>& pending) override {
+    if (first_only_) return 0;
+    std::size_t best = 0;
+    for (std::size_t p = 1; p < pending.size(); ++p)
+      if (cost(pending[p]) < cost(pending[best])) best = p;
+    return best;
+  }
+  static std::size_t cost(std::size_t i) { return (i * 2654435761u) % 97; }
+
+ private:
+  std::size_t window_;
+  bool first_only_;
+};
+
+SearchSettings settings(const std::string& strategy, std::int64_t max_evals) {
+  SearchSettings s;
+  s.strategy = strategy;
+  s.seed = 7;
+  s.max_evals = max_evals;
+  return s;
+}
+
+std::vector<std::string> ids(const Output& out) {
+  std::vector<std::string> v;
+  for (const Trial& t : out.trials)
+    v.push_back(t.id());
+  return v;
+}
+
+TEST(CompilePipelineTest, TheFirstReadyProposalIsMeasuredAndOnlyProposalsAreCompiled) {
+  FakeGpu gpu(grid(12));
+  std::mutex m;
+  std::vector<std::size_t> compiled;
+  std::optional<std::size_t> slow;  // the first proposal: its compile takes 400 ms
+  CompileAhead ahead(
+      gpu.configs().size(),
+      [&](std::size_t i) -> std::optional<std::string> {
+        bool is_slow = false;
+        {
+          const std::lock_guard<std::mutex> lock(m);
+          if (!slow) slow = i;
+          is_slow = *slow == i;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(is_slow ? 400 : 5 + i % 4 * 10));
+        const std::lock_guard<std::mutex> lock(m);
+        compiled.push_back(i);
+        return std::nullopt;
+      },
+      2);
+  CompilePipeline pipeline(gpu, ahead, pipeline_window(2), [](std::size_t) { return false; });
+  Recorder recorder(pipeline);
+  result<Output> out = Autotuner("fake").search(settings("random", 30)).run_objective(recorder);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_EQ(out->trials.size(), 30u);
+  ASSERT_FALSE(recorder.batches.empty());
+  EXPECT_EQ(recorder.batches.front().size(), 4u);  // two threads, plus a look-ahead of two
+  // Ready first: the slow first proposal did not hold the GPU; later proposals went before it.
+  ASSERT_TRUE(slow);
+  EXPECT_EQ(recorder.batches.front().front(), *slow);
+  EXPECT_NE(gpu.measured.front(), *slow);
+  // Nothing compiled that was not proposed, and no more than the window beyond what was measured.
+  const std::set<std::size_t> proposed(recorder.prepared.begin(), recorder.prepared.end());
+  for (std::size_t i : ahead.compiled())
+    EXPECT_TRUE(proposed.contains(i)) << i;
+  EXPECT_LE(ahead.compiled().size(), gpu.measured.size() + pipeline_window(2));
+  EXPECT_LE(proposed.size(), gpu.measured.size() + pipeline_window(2));
+  // The waits for the compiler are in the trials' times.
+  double waited = 0;
+  for (const Trial& t : out->trials)
+    waited += t.times ? t.times->compile_wait_ms : 0;
+  EXPECT_GT(waited, 0);
+  EXPECT_GE(out->strategy_s, 0);
+}
+
+TEST(CompilePipelineTest, NothingIsCompiledForACachedProposal) {
+  FakeGpu gpu(grid(4));
+  std::atomic<int> compiles{0};
+  CompileAhead ahead(
+      gpu.configs().size(),
+      [&](std::size_t) -> std::optional<std::string> {
+        ++compiles;
+        return std::nullopt;
+      },
+      2);
+  CompilePipeline pipeline(gpu, ahead, 4, [](std::size_t i) { return i % 2 == 0; });
+  result<Output> out = Autotuner("fake").search(settings("random", 16)).run_objective(pipeline);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_EQ(gpu.measured.size(), 16u);
+  EXPECT_EQ(compiles.load(), 8);  // the odd ones only
+}
+
+// Same seed and same order of outcomes: the same proposals. A run resumed from the log of an
+// interrupted one replays the logged outcomes in the log's order, whatever the objective would
+// have picked, and then proposes what the uninterrupted run proposed.
+TEST(CompilePipelineTest, AResumedRunReplaysTheLoggedOrderAndProposesTheSame) {
+  for (const std::string strategy : {"random", "anneal", "bayes"}) {
+    SCOPED_TRACE(strategy);
+    const fs::path dir = test::fresh_test_dir("CompilePipelineReplay" + strategy);
+    FakeGpu whole_gpu(grid(8));
+    SimulatedReady whole(whole_gpu, 6, false);
+    result<Output> a =
+        Autotuner("fake").search(settings(strategy, 40)).log(dir / "a.jsonl").run_objective(whole);
+    ASSERT_TRUE(a) << a.error().str();
+    ASSERT_EQ(a->trials.size(), 40u);
+
+    // The first 20 trials of the log, as an interruption leaves it.
+    std::ifstream in(dir / "a.jsonl");
+    std::ofstream cut(dir / "b.jsonl");
+    std::string line;
+    for (int n = 0; n <= 20 && std::getline(in, line); ++n)
+      cut << line << "\n";
+    cut.close();
+    FakeGpu resumed_gpu(grid(8));
+    SimulatedReady resumed(resumed_gpu, 6, false);
+    result<Output> b = Autotuner("fake")
+                           .search(settings(strategy, 40))
+                           .log(dir / "b.jsonl")
+                           .run_objective(resumed);
+    ASSERT_TRUE(b) << b.error().str();
+    EXPECT_EQ(b->resumed, 20u);
+    EXPECT_EQ(resumed_gpu.measured.size(), 20u);
+    EXPECT_EQ(ids(*b), ids(*a));
+
+    // The whole log replayed by an objective that would pick otherwise: the same order.
+    FakeGpu replay_gpu(grid(8));
+    SimulatedReady other(replay_gpu, 6, true);
+    result<Output> c =
+        Autotuner("fake").search(settings(strategy, 40)).log(dir / "a.jsonl").run_objective(other);
+    ASSERT_TRUE(c) << c.error().str();
+    EXPECT_TRUE(replay_gpu.measured.empty());
+    EXPECT_EQ(ids(*c), ids(*a));
+  }
+}
+
+TEST(CompilePipelineTest, TheBudgetKeepsRoomForTheRunoff) {
+  FakeGpu gpu(grid(12));
+  gpu.sleep_ms = 10;
+  gpu.runoff_on = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  result<Output> out =
+      Autotuner("fake").search(settings("random", 1000)).budget(0.5).run_objective(gpu);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_TRUE(out->budget_exhausted);
+  EXPECT_EQ(gpu.runoffs, 1);
+  ASSERT_TRUE(out->runoff);
+  EXPECT_FALSE(out->runoff_skipped);
+  ASSERT_TRUE(out->runoff_reserve_s);
+  // Each finalist: load 1 + setup 1 + warm-up 2 (twice) + timed 4 (twice): 14 ms, 28 ms both.
+  EXPECT_NEAR(*out->runoff_reserve_s, 0.028, 1e-9);
+  EXPECT_LT(took, 1.0);
+}
+
+}  // namespace
+}  // namespace tune
