@@ -4,6 +4,7 @@
 #
 #   bench/pipeline/run.sh --build <tune build tree> --out <dir> [--arch sm_90] [--work <dir>]
 #                         [--regret]
+#   bench/pipeline/run.sh --large ...   the large-space case: large.sh with the same arguments
 #
 # 1. stream (256 MB input, 24 candidates) tuned with a fixture harness and, the same kernel and
 #    space, with a per-candidate harness: the median per-candidate overhead outside warm-up and
@@ -23,6 +24,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+[[ "${1:-}" == "--large" ]] && { shift; exec "$here/large.sh" "$@"; }
 build="" out="" arch="sm_90" work="${TMPDIR:-/tmp}/tune-bench-pipeline" regret=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -34,15 +36,9 @@ while [[ $# -gt 0 ]]; do
     *) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-tuner=$(find "$build" -path '*/_tune_host_tool/*' -prune -o -type f -name tuner -perm -u+x -print | head -1)
-if [[ -z "$build" || -z "$out" || -z "$tuner" ]]; then
-  echo "run.sh: pass --build <a tune build tree with the tuner built> --out <dir>" >&2
-  exit 2
-fi
-mkdir -p "$out"
-out="$(cd "$out" && pwd)"
-rm -rf "$work"
-mkdir -p "$work"
+source "$here/common.sh"
+tuner=$(find_tuner "$build")
+pipeline_dirs run.sh
 cp -r "$here/project" "$work/src"
 src="$work/src" b="$work/build" cache="$work/cache"
 args=(-S "$src" -B "$b" -G Ninja -DTUNE_SOURCE_DIR="$repo" -DTUNE_TUNER_EXECUTABLE="$tuner"

@@ -1,0 +1,19 @@
+# shellcheck shell=bash
+# What run.sh and large.sh share. Sourced, not run:
+#   find_tuner <build tree>        the tuner program built there (not the host tool's copy)
+#   pipeline_dirs <script name>    checks $build, $out and $tuner, then makes $out absolute and
+#                                  empties $work
+find_tuner() {
+  find "$1" -path '*/_tune_host_tool/*' -prune -o -type f -name tuner -perm -u+x -print | head -1
+}
+
+pipeline_dirs() {
+  if [[ -z "$build" || -z "$out" || -z "$tuner" ]]; then
+    echo "$1: pass --build <a tune build tree with the tuner built> --out <dir>" >&2
+    exit 2
+  fi
+  mkdir -p "$out"
+  out="$(cd "$out" && pwd)"
+  rm -rf "$work"
+  mkdir -p "$work"
+}

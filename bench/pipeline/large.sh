@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The large-space case of the pipeline benchmark (device): the compute kernel over 5,280 configs
+# whose compile times differ by more than 10x (project/large.toml), tuned from a cold kernel cache
+# with a bucket fixture harness, with `bayes` and with `anneal` under a budget, by this tree's
+# tuner and, with --baseline-src, by a baseline tuner built from another source tree (the same
+# case, one after the other in one run, so the ratios compare like with like).
+#
+#   bench/pipeline/large.sh --build <tune build tree> --out <dir> [--arch sm_90]
+#       [--budget-s 300] [--strategies "bayes anneal"] [--baseline-src <tune source tree>]
+#       [--work <dir>] [--compile-only]
+#
+# Per strategy and tuner it prints: evaluations, evaluations per minute of the search's wall time,
+# GPU busy (warm-up plus timed reps) as a share of that wall time, compiles never measured as a
+# share of the compiles, whether the runoff ran, where the wall time went (compiler waits,
+# strategy, setup and gate, warm-up, timed reps), and the ratios new/baseline. Targets: GPU busy
+# >= 50%, never measured <= 25%, evaluations per minute >= 5x the baseline, the runoff always
+# runs. --compile-only (no GPU needed): configure, build the runners and compile a few
+# candidates, printing their compile seconds (the spread the case relies on).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+build="" out="" arch="sm_90" work="${TMPDIR:-/tmp}/tune-bench-large" budget=300
+strategies="bayes anneal" baseline_src="" compile_only=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build) build="$(cd "$2" && pwd)"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --arch) arch="$2"; shift 2 ;;
+    --work) work="$2"; shift 2 ;;
+    --budget-s) budget="$2"; shift 2 ;;
+    --strategies) strategies="$2"; shift 2 ;;
+    --baseline-src) baseline_src="$(cd "$2" && pwd)"; shift 2 ;;
+    --compile-only) compile_only=1; shift ;;
+    *) echo "large.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+source "$here/common.sh"
+tuner=""
+[[ -n "$build" ]] && tuner=$(find_tuner "$build")
+pipeline_dirs large.sh
+deps=()
+[[ -f "${TUNE_TOMLPP_INCLUDE_DIR:-/nonexistent}/toml++/toml.h" ]] && deps+=(-DTUNE_TOMLPP_INCLUDE_DIR="$TUNE_TOMLPP_INCLUDE_DIR")
+[[ -f "${TUNE_EIGEN_INCLUDE_DIR:-/nonexistent}/Eigen/Core" ]] && deps+=(-DTUNE_EIGEN_INCLUDE_DIR="$TUNE_EIGEN_INCLUDE_DIR")
+
+# The tuners: this tree's, and the baseline's built from its source in a build folder of its own.
+names=(new) tuners=("$tuner") sources=("$repo")
+if [[ -n "$baseline_src" ]]; then
+  cmake -S "$baseline_src" -B "$work/baseline-build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DTUNE_ENABLE_WERROR=OFF -DTUNE_ENABLE_KERNELS=OFF -DTUNE_ENABLE_TESTS=OFF "${deps[@]}" \
+        > "$out/baseline_configure.log" 2>&1
+  cmake --build "$work/baseline-build" --target tuner > "$out/baseline_build.log" 2>&1
+  names+=(baseline) tuners+=("$(find_tuner "$work/baseline-build")") sources+=("$baseline_src")
+fi
+
+# One project per tuner (its runner speaks that tuner's protocol), one cache per run.
+configure() {  # name, tuner, tune source, strategy
+  local src="$work/$1/src" b="$work/$1/build"
+  if [[ ! -d "$src" ]]; then
+    mkdir -p "$work/$1"
+    cp -r "$here/project" "$src"
+  fi
+  sed -i '/^\[search\]/,$d' "$src/large.toml"
+  printf '[search]\nstrategy = "%s"\nseed = 1\nbudget_s = %s\n' "$4" "$budget" >> "$src/large.toml"
+  cmake -S "$src" -B "$b" -G Ninja -DTUNE_SOURCE_DIR="$3" -DTUNE_TUNER_EXECUTABLE="$2" \
+        -DTUNE_ARCH="$arch" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNE_ENABLE_WERROR=OFF \
+        -DTUNE_ENABLE_KERNELS=OFF -DTUNE_CACHE_DIR="$work/$1/cache" "${deps[@]}" \
+        >> "$out/$1.configure.log" 2>&1
+  cmake --build "$b" --target large.runner >> "$out/$1.build.log" 2>&1
+}
+
+if (( compile_only )); then
+  configure new "$tuner" "$repo" bayes
+  b="$work/new/build"
+  echo "large.sh: compile only ($arch, $(nproc) cores): a few candidates, their compile seconds"
+  for id in BLOCK=256,ILP=1,ITEMS=8,UNROLL=1 BLOCK=256,ILP=4,ITEMS=8,UNROLL=16 \
+            BLOCK=256,ILP=4,ITEMS=8,UNROLL=64 BLOCK=256,ILP=8,ITEMS=8,UNROLL=128; do
+    "$tuner" warm --manifest "$b/tune/large/manifest.json" --arch "$arch" --config "$id" \
+      > /dev/null 2>&1 || true
+  done
+  python3 - "$work/new/cache" <<'PY' | tee "$out/compile_only.txt"
+import json, pathlib, sys
+for p in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
+    e = json.loads(p.read_text())
+    print(f"  {e['config_id']:40s} {e['status']:10s} compile {e.get('compile_s', float('nan')):.1f} s")
+PY
+  exit 0
+fi
+
+for s in $strategies; do
+  for i in "${!names[@]}"; do
+    name=${names[$i]}
+    configure "$name" "${tuners[$i]}" "${sources[$i]}" "$s"
+    b="$work/$name/build"
+    rm -rf "$work/$name/cache" "$b/tune/large/$arch" "$work/$name/src/records/large.json"*
+    compile_log=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['compile_log'])" \
+                  "$b/tune/large/manifest.json")
+    rm -f "$compile_log"
+    t0=$(date +%s.%N)
+    "${tuners[$i]}" run --manifest "$b/tune/large/manifest.json" --compile-ahead \
+      > "$out/$name.$s.log" 2>&1 || true
+    t1=$(date +%s.%N)
+    cat "$b/tune/large/$arch/"*.trials.jsonl > "$out/$name.$s.trials.jsonl" 2>/dev/null || true
+    cp "$compile_log" "$out/$name.$s.compile.log" 2>/dev/null || : > "$out/$name.$s.compile.log"
+    echo "$t0 $t1" > "$out/$name.$s.wall"
+  done
+done
+python3 "$here/large_figures.py" --out "$out" --strategies $strategies --tuners "${names[@]}" \
+  | tee "$out/summary.txt"
