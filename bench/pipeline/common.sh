@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # What run.sh and large.sh share. Sourced, not run:
 #   find_tuner <build tree>        the tuner program built there (not the host tool's copy)
-#   pipeline_dirs <script name>    checks $build, $out and $tuner, then makes $out absolute and
-#                                  empties $work
+#   pipeline_dirs <script name> [keep]   checks $build, $out and $tuner, then makes $out
+#                                  absolute and empties $work (with `keep`: makes it only)
 find_tuner() {
   find "$1" -path '*/_tune_host_tool/*' -prune -o -type f -name tuner -perm -u+x -print | head -1
 }
@@ -14,6 +14,6 @@ pipeline_dirs() {
   fi
   mkdir -p "$out"
   out="$(cd "$out" && pwd)"
-  rm -rf "$work"
+  [[ "${2:-}" == keep ]] || rm -rf "$work"
   mkdir -p "$work"
 }

@@ -7,7 +7,11 @@
 #
 #   bench/pipeline/large.sh --build <tune build tree> --out <dir> [--arch sm_90]
 #       [--budget-s 300] [--strategies "bayes anneal"] [--baseline-src <tune source tree>]
-#       [--work <dir>] [--compile-only]
+#       [--work <dir>] [--compile-only] [--only new|baseline] [--figures-only]
+#
+# The full case (two strategies, two tuners, 300 s each) runs longer than one 10-minute device
+# call: run it in parts that share --work and --out (kept between parts), e.g. `--only new
+# --strategies bayes`, ..., then `--figures-only` prints the figures of every part found.
 #
 # Per strategy and tuner it prints: evaluations, evaluations per minute of the search's wall time,
 # GPU busy (warm-up plus timed reps) as a share of that wall time, compiles never measured as a
@@ -21,7 +25,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 build="" out="" arch="sm_90" work="${TMPDIR:-/tmp}/tune-bench-large" budget=300
-strategies="bayes anneal" baseline_src="" compile_only=0
+strategies="bayes anneal" baseline_src="" compile_only=0 only="" figures_only=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) build="$(cd "$2" && pwd)"; shift 2 ;;
@@ -32,20 +36,29 @@ while [[ $# -gt 0 ]]; do
     --strategies) strategies="$2"; shift 2 ;;
     --baseline-src) baseline_src="$(cd "$2" && pwd)"; shift 2 ;;
     --compile-only) compile_only=1; shift ;;
+    --only) only="$2"; shift 2 ;;
+    --figures-only) figures_only=1; shift ;;
     *) echo "large.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 source "$here/common.sh"
 tuner=""
 [[ -n "$build" ]] && tuner=$(find_tuner "$build")
-pipeline_dirs large.sh
+pipeline_dirs large.sh keep
+if (( figures_only )); then
+  names=(new)
+  [[ -n "$baseline_src" || -n "$(ls "$out"/baseline.*.trials.jsonl 2>/dev/null)" ]] && names+=(baseline)
+  python3 "$here/large_figures.py" --out "$out" --strategies $strategies --tuners "${names[@]}" \
+    | tee "$out/summary.txt"
+  exit 0
+fi
 deps=()
 [[ -f "${TUNE_TOMLPP_INCLUDE_DIR:-/nonexistent}/toml++/toml.h" ]] && deps+=(-DTUNE_TOMLPP_INCLUDE_DIR="$TUNE_TOMLPP_INCLUDE_DIR")
 [[ -f "${TUNE_EIGEN_INCLUDE_DIR:-/nonexistent}/Eigen/Core" ]] && deps+=(-DTUNE_EIGEN_INCLUDE_DIR="$TUNE_EIGEN_INCLUDE_DIR")
 
 # The tuners: this tree's, and the baseline's built from its source in a build folder of its own.
 names=(new) tuners=("$tuner") sources=("$repo")
-if [[ -n "$baseline_src" ]]; then
+if [[ -n "$baseline_src" && "$only" != new ]]; then
   cmake -S "$baseline_src" -B "$work/baseline-build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DTUNE_ENABLE_WERROR=OFF -DTUNE_ENABLE_KERNELS=OFF -DTUNE_ENABLE_TESTS=OFF "${deps[@]}" \
         > "$out/baseline_configure.log" 2>&1
@@ -56,10 +69,9 @@ fi
 # One project per tuner (its runner speaks that tuner's protocol), one cache per run.
 configure() {  # name, tuner, tune source, strategy
   local src="$work/$1/src" b="$work/$1/build"
-  if [[ ! -d "$src" ]]; then
-    mkdir -p "$work/$1"
-    cp -r "$here/project" "$src"
-  fi
+  mkdir -p "$work/$1"
+  rm -rf "$src"
+  cp -r "$here/project" "$src"
   sed -i '/^\[search\]/,$d' "$src/large.toml"
   printf '[search]\nstrategy = "%s"\nseed = 1\nbudget_s = %s\n' "$4" "$budget" >> "$src/large.toml"
   cmake -S "$src" -B "$b" -G Ninja -DTUNE_SOURCE_DIR="$3" -DTUNE_TUNER_EXECUTABLE="$2" \
@@ -90,6 +102,7 @@ fi
 for s in $strategies; do
   for i in "${!names[@]}"; do
     name=${names[$i]}
+    [[ -n "$only" && "$only" != "$name" ]] && continue
     configure "$name" "${tuners[$i]}" "${sources[$i]}" "$s"
     b="$work/$name/build"
     rm -rf "$work/$name/cache" "$b/tune/large/$arch" "$work/$name/src/records/large.json"*

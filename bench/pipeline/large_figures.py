@@ -55,6 +55,9 @@ def main():
     all_figures = {}
     for s in a.strategies:
         for name in a.tuners:
+            if not (a.out / f"{name}.{s}.log").exists():
+                print(f"{s} / {name}: not run (no {name}.{s}.log in {a.out})")
+                continue
             f = figures(a.out, name, s)
             all_figures[f"{name}.{s}"] = f
             print(f"{s} / {name}: {f['evaluations']} evaluations, {f['per_min']:.1f} per minute; "
@@ -64,7 +67,7 @@ def main():
             print(f"  wall time: compiler waits {f['compile_wait_s']:.1f} s, strategy "
                   f"{f['strategy_s']:.1f} s, setup and gate {f['setup_s']:.1f} s, warm-up "
                   f"{f['warmup_s']:.1f} s, timed reps {f['timed_s']:.1f} s")
-        if "baseline" in a.tuners and "new" in a.tuners:
+        if f"baseline.{s}" in all_figures and f"new.{s}" in all_figures:
             n, b = all_figures[f"new.{s}"], all_figures[f"baseline.{s}"]
             ratio = n["per_min"] / b["per_min"] if b["per_min"] else float("inf")
             print(f"  {s}: evaluations per minute new/baseline {ratio:.2f}x (target >= 5)")

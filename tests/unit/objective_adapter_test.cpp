@@ -40,6 +40,24 @@ class RecordingObjective : public Objective {
     p.challenger_ms = {2.0};
     return p;
   }
+  bool has_runoff() override {
+    calls.push_back("has_runoff");
+    return true;
+  }
+  std::size_t window() override {
+    calls.push_back("window");
+    return 6;
+  }
+  void prepare(const std::vector<std::size_t>& indices) override {
+    calls.push_back("prepare " + std::to_string(indices.size()));
+  }
+  void drop(const std::vector<std::size_t>& indices) override {
+    calls.push_back("drop " + std::to_string(indices.size()));
+  }
+  std::size_t pick(const std::vector<std::size_t>& pending) override {
+    calls.push_back("pick " + std::to_string(pending.size()));
+    return pending.size() - 1;
+  }
 
   std::vector<std::string> calls;
 
@@ -63,9 +81,16 @@ TEST(ForwardingObjective, EveryVirtualReachesTheInnerObjective) {
   const std::optional<RunoffPairs> pairs = objective.runoff(0, 1);
   ASSERT_TRUE(pairs.has_value());
   EXPECT_EQ(pairs->challenger_ms, std::vector<double>{2.0});
+  // The pipeline's virtuals (docs/search.md "The pipeline").
+  EXPECT_TRUE(objective.has_runoff());
+  EXPECT_EQ(objective.window(), 6u);
+  objective.prepare({0, 1});
+  objective.drop({1});
+  EXPECT_EQ(objective.pick({0, 1, 0}), 2u);
 
   EXPECT_EQ(inner.calls, (std::vector<std::string>{"configs", "measure 1", "budget_remaining",
-                                                   "cache_key 1", "runoff 0 1"}));
+                                                   "cache_key 1", "runoff 0 1", "has_runoff",
+                                                   "window", "prepare 2", "drop 1", "pick 3"}));
 }
 
 // An adapter as a shard's search uses one: no runoff, everything else the inner objective's.
