@@ -1,3 +1,6 @@
+// This file is longer than 500 lines because one SearchRun holds every step of the search
+// (resume, incumbents, the pipeline of proposals, early rejection, the budget and its runoff
+// reserve, the runoff), which share its state; splitting it is a follow-up.
 #include <tuner/core/search/autotuner.hpp>
 
 #include <algorithm>
