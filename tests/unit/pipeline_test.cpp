@@ -207,9 +207,9 @@ TEST(PipelineTest, TimesRoundTripThroughProtocolAndLog) {
   costed.times = TrialTimes{};
   costed.times->strategy_ms = 1.5;
   costed.times->compile_wait_ms = 7;
-  result<Trial> back = trial_from_json(to_json(costed));
-  ASSERT_TRUE(back);
-  EXPECT_EQ(*back, costed);
+  result<Trial> costed_back = trial_from_json(to_json(costed));
+  ASSERT_TRUE(costed_back);
+  EXPECT_EQ(*costed_back, costed);
   EXPECT_FALSE(old_trial->compile_s);
   nlohmann::json negative = to_json(costed);
   negative["compile_s"] = -1;
