@@ -45,6 +45,7 @@ set(_tune_public_core_headers
   base/atomic_file.hpp
   base/bucket_name.hpp
   base/config.hpp
+  base/env_number.hpp
   base/exit_codes.hpp
   base/fault_inject.hpp
   base/hash.hpp
@@ -55,7 +56,6 @@ set(_tune_public_core_headers
   base/safe_file.hpp
   base/text.hpp
   build/cache_key.hpp
-  build/compile_request.hpp
   build/elf_symbols.hpp
   build/kernel_build.hpp
   build/kernel_entry.hpp
@@ -78,6 +78,7 @@ set(_tune_public_core_headers
   search/compile_ahead.hpp
   search/file_lock.hpp
   search/overhead.hpp
+  search/prior.hpp
   search/runoff.hpp
   search/strategy.hpp
   search/supervisor.hpp
@@ -90,6 +91,7 @@ set(_tune_public_core_headers
   space/search_settings.hpp
   space/space.hpp
   space/space_checks.hpp
+  store/candidate_store.hpp
   store/remote_store.hpp
   store/shared_trials.hpp
   record/t4_export.hpp

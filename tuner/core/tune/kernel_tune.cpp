@@ -283,7 +283,7 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
 }
 
 fs::path prior_log_path(const fs::path& dir, const std::string& bucket) {
-  return dir / bounded_file_name(encode_bucket(bucket), ".prior.jsonl");
+  return dir / bucket_file_name(bucket, ".prior.jsonl");
 }
 
 namespace {
@@ -317,9 +317,8 @@ std::vector<fs::path> prior_fallbacks(const KernelBuild& build, const Bucket& bu
   if (!want) return out;
   const fs::path& root = build.manifest.log_dir;
   auto both = [&](const fs::path& dir, const std::string& b) {
-    const std::string enc = encode_bucket(b);
-    out.push_back(dir / bounded_file_name(enc, ".trials.jsonl"));
-    out.push_back(dir / bounded_file_name(enc, ".prior.jsonl"));
+    out.push_back(dir / bucket_file_name(b, ".trials.jsonl"));
+    out.push_back(dir / bucket_file_name(b, ".prior.jsonl"));
   };
   if (want->starts_with("bucket:")) {
     both(root / arch, want->substr(7));
@@ -354,7 +353,7 @@ std::optional<Prior> available_prior(const KernelBuild& build, const Bucket& buc
   const std::string tuner = build.manifest.kernel + "/" + bucket.name;
   std::vector<std::pair<fs::path, bool>> candidates = {
       {prior_log_path(dir, bucket.name), false},
-      {dir / bounded_file_name(encode_bucket(bucket.name), ".trials.jsonl"), false}};
+      {dir / bucket_file_name(bucket.name, ".trials.jsonl"), false}};
   for (fs::path& p : prior_fallbacks(build, bucket, arch))
     candidates.emplace_back(std::move(p), true);
   for (const auto& [path, any_bucket] : candidates) {
