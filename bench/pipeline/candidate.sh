@@ -36,7 +36,9 @@ while [[ $# -gt 0 ]]; do
     *) echo "candidate.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-tuner=$(find "$build" -path '*/_tune_host_tool/*' -prune -o -type f -name tuner -perm -u+x -print | head -1)
+source "$here/common.sh"
+tuner=""
+[[ -n "$build" ]] && tuner=$(find_tuner "$build")
 if [[ -z "$build" || -z "$out" || -z "$tuner" || -z "$base_src" ]]; then
   echo "candidate.sh: pass --build <a tune build tree with the tuner built> --out <dir>" \
        "--baseline-src <the tune tree to compare with>" >&2
@@ -51,9 +53,7 @@ out="$(cd "$out" && pwd)"
 rm -rf "$work"
 mkdir -p "$work"
 
-deps=()
-[[ -f "${TUNE_TOMLPP_INCLUDE_DIR:-/nonexistent}/toml++/toml.h" ]] && deps+=(-DTUNE_TOMLPP_INCLUDE_DIR="$TUNE_TOMLPP_INCLUDE_DIR")
-[[ -f "${TUNE_EIGEN_INCLUDE_DIR:-/nonexistent}/Eigen/Core" ]] && deps+=(-DTUNE_EIGEN_INCLUDE_DIR="$TUNE_EIGEN_INCLUDE_DIR")
+header_deps
 common=(-G Ninja -DTUNE_ARCH="$arch" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNE_ENABLE_WERROR=OFF
         -DTUNE_ENABLE_KERNELS=OFF "${deps[@]}")
 

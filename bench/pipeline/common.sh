@@ -1,6 +1,8 @@
 # shellcheck shell=bash
-# What run.sh and large.sh share. Sourced, not run:
+# What run.sh, large.sh and candidate.sh share. Sourced, not run:
 #   find_tuner <build tree>        the tuner program built there (not the host tool's copy)
+#   header_deps                    sets deps: the -D options for TOML++ and Eigen headers from
+#                                  TUNE_TOMLPP_INCLUDE_DIR / TUNE_EIGEN_INCLUDE_DIR, when there
 #   pipeline_dirs <script name> [keep]   checks $build, $out and $tuner, then makes $out
 #                                  absolute and empties $work (with `keep`: makes it only)
 find_tuner() {
@@ -16,4 +18,13 @@ pipeline_dirs() {
   out="$(cd "$out" && pwd)"
   [[ "${2:-}" == keep ]] || rm -rf "$work"
   mkdir -p "$work"
+}
+
+header_deps() {
+  deps=()
+  [[ -f "${TUNE_TOMLPP_INCLUDE_DIR:-/nonexistent}/toml++/toml.h" ]] &&
+    deps+=(-DTUNE_TOMLPP_INCLUDE_DIR="$TUNE_TOMLPP_INCLUDE_DIR")
+  [[ -f "${TUNE_EIGEN_INCLUDE_DIR:-/nonexistent}/Eigen/Core" ]] &&
+    deps+=(-DTUNE_EIGEN_INCLUDE_DIR="$TUNE_EIGEN_INCLUDE_DIR")
+  return 0
 }

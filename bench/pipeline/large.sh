@@ -52,9 +52,7 @@ if (( figures_only )); then
     | tee "$out/summary.txt"
   exit 0
 fi
-deps=()
-[[ -f "${TUNE_TOMLPP_INCLUDE_DIR:-/nonexistent}/toml++/toml.h" ]] && deps+=(-DTUNE_TOMLPP_INCLUDE_DIR="$TUNE_TOMLPP_INCLUDE_DIR")
-[[ -f "${TUNE_EIGEN_INCLUDE_DIR:-/nonexistent}/Eigen/Core" ]] && deps+=(-DTUNE_EIGEN_INCLUDE_DIR="$TUNE_EIGEN_INCLUDE_DIR")
+header_deps
 
 # The tuners: this tree's, and the baseline's built from its source in a build folder of its own.
 names=(new) tuners=("$tuner") sources=("$repo")
