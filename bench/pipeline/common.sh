@@ -6,7 +6,9 @@
 #   pipeline_dirs <script name> [keep]   checks $build, $out and $tuner, then makes $out
 #                                  absolute and empties $work (with `keep`: makes it only)
 find_tuner() {
-  find "$1" -path '*/_tune_host_tool/*' -prune -o -type f -name tuner -perm -u+x -print | head -1
+  if [[ -x "$1/tuner/tuner" ]]; then echo "$1/tuner/tuner"; return; fi
+  find "$1" \( -path '*/_tune_host_tool/*' -o -path '*/tests/*' \) -prune -o -type f -name tuner \
+    -perm -u+x -print | head -1
 }
 
 pipeline_dirs() {
