@@ -7,11 +7,12 @@
 #
 #   bench/pipeline/large.sh --build <tune build tree> --out <dir> [--arch sm_90]
 #       [--budget-s 300] [--strategies "bayes anneal"] [--baseline-src <tune source tree>]
-#       [--work <dir>] [--compile-only] [--only new|baseline] [--figures-only]
+#       [--work <dir>] [--compile-only] [--only new|baseline] [--prepare] [--figures-only]
 #
 # The full case (two strategies, two tuners, 300 s each) runs longer than one 10-minute device
-# call: run it in parts that share --work and --out (kept between parts), e.g. `--only new
-# --strategies bayes`, ..., then `--figures-only` prints the figures of every part found.
+# call: run it in parts that share --work and --out (kept between parts): `--prepare` builds the
+# tuners and both projects' runners, then `--only new --strategies bayes`, ..., and
+# `--figures-only` prints the figures of every part found.
 #
 # Per strategy and tuner it prints: evaluations, evaluations per minute of the search's wall time,
 # GPU busy (warm-up plus timed reps) as a share of that wall time, compiles never measured as a
@@ -25,7 +26,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 build="" out="" arch="sm_90" work="${TMPDIR:-/tmp}/tune-bench-large" budget=300
-strategies="bayes anneal" baseline_src="" compile_only=0 only="" figures_only=0
+strategies="bayes anneal" baseline_src="" compile_only=0 only="" figures_only=0 prepare=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) build="$(cd "$2" && pwd)"; shift 2 ;;
@@ -38,6 +39,7 @@ while [[ $# -gt 0 ]]; do
     --compile-only) compile_only=1; shift ;;
     --only) only="$2"; shift 2 ;;
     --figures-only) figures_only=1; shift ;;
+    --prepare) prepare=1; shift ;;
     *) echo "large.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -78,6 +80,16 @@ configure() {  # name, tuner, tune source, strategy
         >> "$out/$1.configure.log" 2>&1
   cmake --build "$b" --target large.runner >> "$out/$1.build.log" 2>&1
 }
+
+if (( prepare )); then
+  first=(${strategies})
+  for i in "${!names[@]}"; do
+    [[ -n "$only" && "$only" != "${names[$i]}" ]] && continue
+    configure "${names[$i]}" "${tuners[$i]}" "${sources[$i]}" "${first[0]}"
+    echo "large.sh: ${names[$i]} prepared (${tuners[$i]})"
+  done
+  exit 0
+fi
 
 if (( compile_only )); then
   configure new "$tuner" "$repo" bayes
