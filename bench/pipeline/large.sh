@@ -72,6 +72,8 @@ configure() {  # name, tuner, tune source, strategy
   mkdir -p "$work/$1"
   rm -rf "$src"
   cp -r "$here/project" "$src"
+  # Each tuner's harness as a user of that version writes it (the baseline's has a host gate).
+  [[ "$3" != "$repo" ]] && cp "$3/bench/pipeline/project/"*.cpp "$src/"
   sed -i '/^\[search\]/,$d' "$src/large.toml"
   printf '[search]\nstrategy = "%s"\nseed = 1\nbudget_s = %s\n' "$4" "$budget" >> "$src/large.toml"
   cmake -S "$src" -B "$b" -G Ninja -DTUNE_SOURCE_DIR="$3" -DTUNE_TUNER_EXECUTABLE="$2" \
