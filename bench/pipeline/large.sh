@@ -111,6 +111,7 @@ PY
   exit 0
 fi
 
+nproc > "$out/cores"
 for s in $strategies; do
   for i in "${!names[@]}"; do
     name=${names[$i]}

@@ -1,14 +1,26 @@
 #!/usr/bin/env python3
 """The figures of bench/pipeline/large.sh, from what each run left in --out: the trial log
 (<tuner>.<strategy>.trials.jsonl), the kernel cache's compile log (one line per compile, the
-config id last) and the run's output (its `compile-ahead:` line)."""
+config id last), the run's output (its `compile-ahead:` and `winner` lines) and the host's core
+count (`cores`; compile-ahead runs one compile thread per core but one)."""
 import argparse
 import json
+import os
 import re
 from pathlib import Path
 
 
-def figures(out, name, strategy):
+def first_seen(search, config_id):
+    """Seconds into the search when config_id was first measured, and its evaluation number."""
+    wall = 0.0
+    for i, t in enumerate(search):
+        wall += t.get("times", {}).get("wall_ms", 0) / 1000
+        if t.get("config_id") == config_id:
+            return wall, i + 1
+    return None, None
+
+
+def figures(out, name, strategy, cores):
     trials = []
     path = out / f"{name}.{strategy}.trials.jsonl"
     for line in path.read_text().splitlines()[1:] if path.exists() else []:
@@ -30,6 +42,11 @@ def figures(out, name, strategy):
     waited = re.search(r"the search waited ([0-9.]+) s for the compiler", log)
     compile_wait = total["compile_wait_ms"] or (float(waited.group(1)) if waited else 0.0)
     runoff = any(t.get("phase") == "runoff" and t.get("state") == "measured" for t in trials)
+    won = re.search(r"winner (\S+) at ([0-9.]+) ms", log)
+    winner = won.group(1) if won else None
+    found_s, found_at = first_seen(search, winner) if winner else (None, None)
+    compile_s = sum(t.get("compile_s", 0) or 0 for t in search)
+    threads = max(cores - 1, 1)
     return {
         "evaluations": len(search),
         "per_min": len(search) / (wall / 60) if wall > 0 else 0.0,
@@ -43,6 +60,14 @@ def figures(out, name, strategy):
         "setup_s": total["setup_ms"] + total["load_ms"] + total["fixture_ms"],
         "warmup_s": total["warmup_ms"],
         "timed_s": total["timed_ms"],
+        "winner": winner,
+        "winner_ms": float(won.group(2)) if won else None,
+        "winner_found_s": found_s,
+        "winner_found_at": found_at,
+        # Compiler seconds over the compile threads' wall time: near 100% the search is bound by
+        # the compiler, and the GPU can only wait (older tuners log no compile seconds: None).
+        "compile_threads_busy_pct": 100 * compile_s / (threads * wall) if compile_s and wall
+        else None,
     }
 
 
@@ -52,13 +77,15 @@ def main():
     ap.add_argument("--strategies", nargs="+", required=True)
     ap.add_argument("--tuners", nargs="+", required=True)
     a = ap.parse_args()
+    cores_file = a.out / "cores"
+    cores = int(cores_file.read_text()) if cores_file.exists() else os.cpu_count()
     all_figures = {}
     for s in a.strategies:
         for name in a.tuners:
             if not (a.out / f"{name}.{s}.log").exists():
                 print(f"{s} / {name}: not run (no {name}.{s}.log in {a.out})")
                 continue
-            f = figures(a.out, name, s)
+            f = figures(a.out, name, s, cores)
             all_figures[f"{name}.{s}"] = f
             print(f"{s} / {name}: {f['evaluations']} evaluations, {f['per_min']:.1f} per minute; "
                   f"GPU busy {f['gpu_busy_pct']:.1f}% of {f['wall_s']:.1f} s (target >= 50); "
@@ -67,6 +94,14 @@ def main():
             print(f"  wall time: compiler waits {f['compile_wait_s']:.1f} s, strategy "
                   f"{f['strategy_s']:.1f} s, setup and gate {f['setup_s']:.1f} s, warm-up "
                   f"{f['warmup_s']:.1f} s, timed reps {f['timed_s']:.1f} s")
+            if f["winner"]:
+                found = (f"first measured at evaluation {f['winner_found_at']}, "
+                         f"{f['winner_found_s']:.1f} s into the search"
+                         if f["winner_found_s"] is not None else "not measured in the search")
+                print(f"  winner {f['winner']} at {f['winner_ms']:.4f} ms, {found}")
+            if f["compile_threads_busy_pct"] is not None:
+                print(f"  compile threads busy {f['compile_threads_busy_pct']:.0f}% "
+                      f"({max(cores - 1, 1)} threads; near 100% the compiler bounds the search)")
         if f"baseline.{s}" in all_figures and f"new.{s}" in all_figures:
             n, b = all_figures[f"new.{s}"], all_figures[f"baseline.{s}"]
             ratio = n["per_min"] / b["per_min"] if b["per_min"] else float("inf")
