@@ -57,7 +57,7 @@ def interface(text):
 
 
 for kernel, (v1, v2, space, includes, changed) in KERNELS.items():
-    if f"bench/search/{v2.relative_to(search).as_posix()}" not in cmake_text:
+    if f"{{search_bench}}/{v2.relative_to(search).as_posix()}" not in cmake_text:
         failures.append(f"kernels/CMakeLists.txt does not declare {kernel} version 2 from {v2}")
     required = tomllib.loads(space.read_text())["require"][0] | changed
     first = ptx(v1, required, includes, args.work / f"{kernel}.v1.ptx")
