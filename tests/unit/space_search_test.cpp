@@ -4,8 +4,11 @@
 // file:line:col with what it must be (and the likely fix where there is one).
 #include <tuner/core/space/space.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -43,34 +46,26 @@ std::string parse_error(std::string_view search) {
   return s ? std::string("parsed") : s.error().str();
 }
 
+// The re-tune keys of `s`, as one comparable tuple.
+auto retune_keys(const SearchSettings& s) {
+  return std::tuple(s.retune, s.prior_top_k, s.retune_min_new, s.prior, s.compile_timeout_s);
+}
+using Keys = std::tuple<std::string, std::int64_t, std::int64_t, std::optional<std::string>,
+                        std::optional<double>>;
+
 TEST(SpaceSearchTest, TheDefaultsWhenNoKeyIsGiven) {
-  const SearchSettings s = parse_ok("strategy = \"random\"");
-  EXPECT_EQ(s.retune, "warm");
-  EXPECT_EQ(s.prior_top_k, 8);
-  EXPECT_EQ(s.retune_min_new, 16);
-  EXPECT_EQ(s.prior, std::nullopt);
-  EXPECT_EQ(s.compile_timeout_s, std::nullopt);  // default_compile_timeout_s applies
+  // No compile_timeout_s: default_compile_timeout_s applies.
+  EXPECT_EQ(retune_keys(parse_ok("strategy = \"random\"")),
+            Keys("warm", 8, 16, std::nullopt, std::nullopt));
 }
 
 TEST(SpaceSearchTest, ValidValuesAreReadAsWritten) {
-  SearchSettings s = parse_ok(
-      "retune = \"full\"\nprior_top_k = 0\nretune_min_new = 0\nprior = \"auto\"\n"
-      "compile_timeout_s = 0.5");
-  EXPECT_EQ(s.retune, "full");
-  EXPECT_EQ(s.prior_top_k, 0);
-  EXPECT_EQ(s.retune_min_new, 0);
-  EXPECT_EQ(s.prior, "auto");
-  EXPECT_EQ(s.compile_timeout_s, 0.5);
-
-  s = parse_ok(
-      "retune = \"warm\"\nprior_top_k = 32\nretune_min_new = 100\n"
-      "prior = \"bucket:large\"\ncompile_timeout_s = 1200");
-  EXPECT_EQ(s.retune, "warm");
-  EXPECT_EQ(s.prior_top_k, 32);
-  EXPECT_EQ(s.retune_min_new, 100);
-  EXPECT_EQ(s.prior, "bucket:large");
-  EXPECT_EQ(s.compile_timeout_s, 1200.0);
-
+  EXPECT_EQ(retune_keys(parse_ok("retune = \"full\"\nprior_top_k = 0\nretune_min_new = 0\n"
+                                 "prior = \"auto\"\ncompile_timeout_s = 0.5")),
+            Keys("full", 0, 0, "auto", 0.5));
+  EXPECT_EQ(retune_keys(parse_ok("retune = \"warm\"\nprior_top_k = 32\nretune_min_new = 100\n"
+                                 "prior = \"bucket:large\"\ncompile_timeout_s = 1200")),
+            Keys("warm", 32, 100, "bucket:large", 1200.0));
   EXPECT_EQ(parse_ok("prior = \"arch:sm_90\"").prior, "arch:sm_90");
   EXPECT_EQ(parse_ok("prior = \"arch:sm_90a\"").prior, "arch:sm_90a");
   EXPECT_EQ(parse_ok("prior = \"arch:sm_100\"").prior, "arch:sm_100");
