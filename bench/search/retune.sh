@@ -86,8 +86,14 @@ record="$src/records/stencil.json"
 
 if (( compile_only )); then
   required='BX=32,BY=8,LOAD="global",STRIDE=0,TX=1,TY=1,UNROLL=1'
-  key() { "$tuner" warm --manifest "$manifest" --config "$required" --json |
-          python3 -c 'import json, sys; print(json.load(sys.stdin)["results"][0]["key"])'; }
+  key() {  # the required config's cache key, once it compiled
+    "$tuner" warm --manifest "$manifest" --config "$required" --json | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["results"][0]
+if r["status"] != "ok":
+    sys.exit("retune.sh: %s did not compile: %s: %s" % (r["config_id"], r["status"], r["reason"]))
+print(r["key"])'
+  }
   k1=$(key)
   version 2
   k2=$(key)
