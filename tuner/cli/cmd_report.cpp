@@ -17,7 +17,10 @@
 // no page), "trials", "logs": [{"log", "tuner",
 // "objective", "trials", "measured", "invalid", "best": {"id", "median_ms", "phase"} or null,
 // "runoff_winner" (or null), "prior" (the header's, or null), "prior_guided" (trials measured
-// first as the prior's best), "warnings"}]} (the same best as the page: runoff lines aside).
+// first as the prior's best), "costs" (where the time went, as the page's summary says it:
+// {"timed_trials", "wall_s", "timed_s", "strategy_s", "compile_wait_s", "compiled", "compile_s",
+// "longest_compile_s"}, or null when no trial carries times or compile seconds), "warnings"}]}
+// (the same best as the page: runoff lines aside).
 // Exit codes: 0 written, 2 bad usage or input (no log given or found, a file that is not a
 // trial log), 3 the page cannot be written.
 #include <algorithm>
@@ -343,6 +346,21 @@ std::string section(const LogFile& log) {
   return out;
 }
 
+// Where a log's time went (the page's summary lines) as data, in seconds; null when no trial
+// says.
+json costs(const LogFile& log) {
+  const std::optional<OverheadSummary> o = log_overhead(log);
+  if (!o) return nullptr;
+  return {{"timed_trials", o->trials},
+          {"wall_s", o->total.wall_ms / 1000},
+          {"timed_s", o->total.timed_ms / 1000},
+          {"strategy_s", o->total.strategy_ms / 1000},
+          {"compile_wait_s", o->total.compile_wait_ms / 1000},
+          {"compiled", o->compiled},
+          {"compile_s", o->compile_s},
+          {"longest_compile_s", o->longest_compile_s}};
+}
+
 // One log's summary for --json: what the page's summary line says, as data.
 json log_summary(const LogFile& log) {
   const bool maximize = log.header.value("objective", "minimize") == "maximize";
@@ -374,6 +392,7 @@ json log_summary(const LogFile& log) {
           {"runoff_winner", runoff_winner},
           {"prior", log.header.value("prior", json())},
           {"prior_guided", prior_guided(log.trials)},
+          {"costs", costs(log)},
           {"warnings", log.warnings}};
 }
 

@@ -1,7 +1,8 @@
 // `tuner show <record.json | trials.jsonl> [--json]`: a record or a trial log as a table.
 //
 // A record: its provenance, then one row per bucket (bucket, config, median_ms, samples,
-// source, runoff outcome, cache key shortened to 12 hex digits). A trial log (`.jsonl`, or a
+// source, runoff outcome, cache key shortened to 12 hex digits), and why a bucket's runoff was
+// skipped (`<bucket>: no runoff: the budget is exhausted ...`). A trial log (`.jsonl`, or a
 // first line with `log_schema`): its header, one row per trial (config, state, median_ms,
 // min_ms, reps, phase, note: the reason of an invalid trial, `batched`, the runoff outcome,
 // warnings), and the best measured config (the lowest median of any phase). --json prints the
@@ -123,6 +124,11 @@ int show_record(const ShowOptions& opt, const std::string& content) {
                     std::to_string(e.samples), e.source, runoff, key});
   }
   print_table(rows);
+  // Why a bucket had no runoff (the budget left no room for one round of pairs).
+  for (const auto& e : r->entries())
+    if (e.runoff.is_object() && text(e.runoff, "outcome") == "skipped" &&
+        e.runoff.contains("reason"))
+      fmt::print("{}: {}\n", printable(e.bucket), printable(text(e.runoff, "reason")));
   fmt::print("{} {}\n", r->entries().size(), r->entries().size() == 1 ? "entry" : "entries");
   return exit_ok;
 }

@@ -1,127 +1,24 @@
-// This file is longer than 500 lines because one SearchRun holds every step of the search
-// (resume, incumbents, the pipeline of proposals, early rejection, the budget and its runoff
-// reserve, the runoff), which share its state; splitting it is a follow-up.
+// The search's steps (docs/search.md "The steps"): prune, the log and its resume, the
+// incumbents, the committed winner, the strategy's pipeline and its stop rules. The prior of a
+// re-tune is in autotuner_prior.cpp, the best and the runoff in autotuner_runoff.cpp; the state
+// they share is SearchRun's (search_run.hpp).
 #include <tuner/core/search/autotuner.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
-#include <unordered_map>
+#include <string>
 #include <unordered_set>
+#include <vector>
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
-#include <tuner/core/search/file_lock.hpp>
-#include <tuner/core/search/prior.hpp>
+#include <tuner/core/search/search_run.hpp>
 #include <tuner/core/search/strategy.hpp>
 #include <tuner/core/space/space.hpp>
 
 namespace tune {
-
-nlohmann::json to_json(const PriorUse& p) {
-  return {{"from", p.from}, {"tuner", p.tuner}, {"configs", p.configs}, {"top_k", p.top_k}};
-}
-
-namespace {
-
-// One run of the search, in the steps of docs/search.md: prune, open the log, resume, the
-// incumbents, the soft incumbent, the strategy's search, the best, the runoff. Indices `k` are
-// into the pruned
-// space; `space_[k]` is the objective's index of the k-th kept config.
-class SearchRun {
- public:
-  SearchRun(const Autotuner::Settings& settings, Objective& objective)
-      : s_(settings), objective_(objective), start_(std::chrono::steady_clock::now()) {}
-
-  result<Output> run();
-
- private:
-  void warn(const std::string& w) {
-    if (s_.on_warning) s_.on_warning(w);
-    out_.warnings.push_back(w);
-  }
-  void prune();
-  LogHeader expected_header() const;
-  void set_aside_stale_log();
-  void load_prior();
-  void measure_prior();
-  std::optional<diagnostic> open_log();
-  std::optional<diagnostic> find_incumbents();
-  bool take(std::size_t k, Phase phase, bool may_reject = false,
-            std::optional<int> prior_rank = std::nullopt);
-  std::optional<EarlyReject> reject_rule() const;
-  bool budget_left() const;
-  Progress progress(bool resumed) const;
-  void soft_incumbent();
-  void search();
-  void tell(std::size_t k);
-  bool stop_rule_hit();
-  void adopt_the_rest();
-  void choose_best();
-  void runoff();
-  void apply_runoff(const RunoffPairs& pairs, std::size_t inc, std::size_t chal);
-  void log_runoff(Trial t, std::size_t k, const RunoffPairs& pairs);
-  void set_best(std::optional<std::size_t> trial);
-  std::size_t k_of(std::size_t trial) const { return position_.at(out_.trials[trial].id()); }
-  bool is_required(std::size_t k) const {
-    return std::find(incumbents_.begin(), incumbents_.end(), k) != incumbents_.end();
-  }
-
-  const Autotuner::Settings& s_;
-  Objective& objective_;
-  std::chrono::steady_clock::time_point start_;
-  Output out_;
-  std::vector<std::size_t> space_;
-  std::vector<Config> pruned_;
-  std::optional<TrialLog> log_;
-  std::vector<std::optional<std::string>> keys_;
-  std::map<std::string, Trial> adopt_;
-  std::unordered_map<std::string, std::size_t> position_;
-  std::vector<std::size_t> incumbents_;
-  std::vector<bool> visited_;
-  std::optional<std::size_t> soft_;
-  std::optional<SpaceIndex> index_;
-  std::unique_ptr<Strategy> strategy_;
-  std::size_t evaluations_ = 0;
-  std::optional<double> best_value_;
-  std::size_t since_improvement_ = 0;
-  std::size_t measured_ = 0;         // trials measured now (not adopted)
-  std::optional<double> best_seen_;  // for progress displays
-  std::optional<double> best_full_;  // the best median measured in full: early rejection's
-  // A warm re-tune (docs/search.md "Re-tunes start from what was measured"): the prior, what
-  // the strategy is told of it, its best configs in the space (k, rank) and the stop rule.
-  std::optional<Prior> prior_;
-  PriorValues prior_values_;
-  std::vector<std::pair<std::size_t, int>> prior_top_;
-  std::size_t new_proposals_ = 0;  // taken from the strategy
-  std::size_t since_margin_ = 0;   // evaluations since one beat the best by the margin
-  // The strategy's time: in total, and since the last measured trial (logged with the next).
-  double strategy_ms_ = 0;
-  double strategy_unlogged_ms_ = 0;
-  // The logged trials' positions in the log, for replaying their order (config id -> rank).
-  std::unordered_map<std::string, std::size_t> log_rank_;
-  // The two finalists' measured trials so far, for the runoff's estimate.
-  double runoff_estimate_s(bool one_round) const;
-  bool search_budget_left();
-  template <class Call>
-  auto timed_strategy(Call call) {
-    const auto t0 = std::chrono::steady_clock::now();
-    struct Add {
-      SearchRun& run;
-      std::chrono::steady_clock::time_point t0;
-      ~Add() {
-        const double ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                .count();
-        run.strategy_ms_ += ms;
-        run.strategy_unlogged_ms_ += ms;
-      }
-    } add{*this, t0};
-    return call();
-  }
-};
+namespace detail {
 
 result<Output> SearchRun::run() {
   prune();
@@ -171,97 +68,6 @@ LogHeader SearchRun::expected_header() const {
   header.objective = s_.maximize ? "maximize" : "minimize";
   header.search = s_.search.identity();
   return header;
-}
-
-// A log of this search measured for another source, toolchain or space (and in nothing else
-// another search's, its strategy aside) is moved to the prior's place, so that a new log starts; a
-// header-only one is removed. Anything else about the log (unreadable, another search, locked by a
-// writer) is left for open_log, which refuses it as before.
-void SearchRun::set_aside_stale_log() {
-  if (!s_.log_path || !s_.prior_log) return;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(*s_.log_path, ec)) return;
-  result<LogContents> logged = read_log(*s_.log_path);
-  if (!logged) return;
-  const LogHeader expected = expected_header();
-  LogHeader same = logged->header;
-  same.prior = nullptr;
-  // What makes it stale; the strategy may differ too (its trials are as good a prior).
-  LogHeader stale = same;
-  stale.search = expected.search;
-  std::vector<std::string> changed = header_differences(stale, expected);
-  if (changed.empty()) return;  // the same search (or only another strategy: refused later)
-  stale.space_hash = expected.space_hash;
-  stale.source_hash = expected.source_hash;
-  stale.toolchain = expected.toolchain;
-  if (!header_differences(stale, expected).empty()) return;  // another search: refused later
-  result<FileLock> lock = FileLock::try_lock(*s_.log_path, "log");
-  if (!lock) return;  // a writer holds it: refused later, naming it
-  std::string what;
-  for (const std::string& d : changed)
-    what += (what.empty() ? "" : ", ") + d.substr(0, d.find(' '));
-  if (logged->trials.empty()) {
-    std::filesystem::remove(*s_.log_path);
-    warn(fmt::format("{} held no trial of this {}; removed", s_.log_path->string(), what));
-    return;
-  }
-  std::filesystem::rename(*s_.log_path, *s_.prior_log, ec);
-  if (ec)
-    throw error(fmt::format("cannot move '{}' to '{}': {}", s_.log_path->string(),
-                            s_.prior_log->string(), ec.message()));
-  warn(fmt::format("{} was measured for another {} ({} trials); kept as the prior {}",
-                   s_.log_path->string(), what, logged->trials.size(), s_.prior_log->string()));
-}
-
-// The prior: the bucket's own (prior_log), else the first usable fallback. One that cannot be
-// used is skipped with a warning.
-void SearchRun::load_prior() {
-  std::vector<std::pair<std::filesystem::path, bool>> candidates;  // path, any bucket
-  if (s_.prior_log) candidates.emplace_back(*s_.prior_log, false);
-  for (const std::filesystem::path& p : s_.prior_fallbacks)
-    candidates.emplace_back(p, true);
-  for (const auto& [path, any_bucket] : candidates) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) continue;
-    result<Prior> p = read_prior(path, s_.name, any_bucket, s_.maximize);
-    if (!p) {
-      warn(fmt::format("prior not used: {}", p.error().str()));
-      continue;
-    }
-    PriorValues values = prior_values(*p, pruned_, s_.maximize);
-    if (std::none_of(values.begin(), values.end(), [](const auto& v) { return v.has_value(); })) {
-      warn(fmt::format("prior not used: {}: none of its configs is in the space now",
-                       path.string()));
-      continue;
-    }
-    for (const std::string& w : p->warnings)
-      warn(w);
-    PriorUse use{path.string(), p->tuner, 0, 0};
-    int rank = 0;
-    for (const auto& [config, value] : p->ranked) {
-      ++rank;
-      auto it = position_.find(config.id());
-      if (it == position_.end()) continue;  // no longer in the space
-      ++use.configs;
-      if (prior_top_.size() < static_cast<std::size_t>(s_.search.prior_top_k))
-        prior_top_.emplace_back(it->second, rank);
-    }
-    use.top_k = prior_top_.size();
-    out_.prior = use;
-    prior_values_ = std::move(values);
-    prior_.emplace(std::move(*p));
-    return;
-  }
-}
-
-// The prior's best configs in the space, right after the incumbents (one measured already is
-// not measured again); the budget is checked before each measurement, as in the search.
-void SearchRun::measure_prior() {
-  for (const auto& [k, rank] : prior_top_) {
-    if (visited_[k]) continue;
-    if (!adopt_.contains(pruned_[k].id()) && !budget_left()) return;
-    take(k, Phase::search, /*may_reject=*/true, rank);
-  }
 }
 
 // Opens the log and reads the resume state: measured trials still in the space, with the
@@ -531,187 +337,10 @@ void SearchRun::search() {
   out_.strategy_s = strategy_ms_ / 1000;
 }
 
-// The runoff's length estimated from the two finalists' trials (the two best measured): each is
-// set up again (load, setup), timed alone (warm-up, timed reps) and then in pairs (about its
-// timed reps again). `one_round`: only the setups, the warm-ups and one pair.
-double SearchRun::runoff_estimate_s(bool one_round) const {
-  std::vector<const Trial*> measured;
-  for (const Trial& t : out_.trials)
-    if (t.is_measured() && !t.rejected_early) measured.push_back(&t);
-  std::partial_sort(measured.begin(),
-                    measured.begin() + std::min<std::ptrdiff_t>(2, std::ssize(measured)),
-                    measured.end(), [](const Trial* a, const Trial* b) {
-                      return a->state.measured()->median_ms < b->state.measured()->median_ms;
-                    });
-  double ms = 0;
-  for (std::size_t i = 0; i < std::min<std::size_t>(2, measured.size()); ++i) {
-    const Trial& t = *measured[i];
-    const auto* m = t.state.measured();
-    const TrialTimes times = t.times.value_or(TrialTimes{});
-    const double timed = t.times ? times.timed_ms : m->median_ms * static_cast<double>(m->reps);
-    ms += times.load_ms + times.setup_ms + times.warmup_ms;
-    ms += one_round ? m->median_ms : times.warmup_ms + 2 * timed;
-  }
-  return ms / 1000;
-}
-
-// Whether the search may measure another candidate: budget is left beyond the runoff's
-// estimated length, when a runoff will follow.
-bool SearchRun::search_budget_left() {
-  if (!budget_left()) return false;
-  const std::optional<double> budget = s_.budget_s ? s_.budget_s : s_.search.budget_s;
-  if (!budget || s_.maximize || !objective_.has_runoff()) return true;
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const double reserve = runoff_estimate_s(false);
-  if (*budget - elapsed > reserve) return true;
-  out_.runoff_reserve_s = reserve;
-  return false;
-}
-
-// The best sequential median; the earlier trial wins ties. A trial rejected early never is.
-void SearchRun::choose_best() {
-  for (std::size_t i = 0; i < out_.trials.size(); ++i) {
-    const auto* m = out_.trials[i].state.measured();
-    if (m == nullptr || out_.trials[i].rejected_early) continue;
-    if (out_.best_index) {
-      const double best = out_.trials[*out_.best_index].state.measured()->median_ms;
-      if (s_.maximize ? !(m->median_ms > best) : !(m->median_ms < best)) continue;
-    }
-    out_.best_index = i;
-  }
-  if (out_.best_index) out_.best = out_.trials[*out_.best_index].config;
-}
-
-void SearchRun::set_best(std::optional<std::size_t> trial) {
-  out_.best_index = trial;
-  out_.best = trial ? std::optional<Config>(out_.trials[*trial].config) : std::nullopt;
-}
-
-// The runoff between the two best distinct configs (each config has one trial here). Its
-// incumbent is the soft incumbent when it is a finalist, else a required config that is, else
-// the sequential leader.
-void SearchRun::runoff() {
-  std::optional<std::size_t> second;
-  for (std::size_t i = 0; i < out_.trials.size(); ++i) {
-    const auto* m = out_.trials[i].state.measured();
-    if (m == nullptr || i == *out_.best_index || out_.trials[i].rejected_early) continue;
-    if (second && !(m->median_ms < out_.trials[*second].state.measured()->median_ms)) continue;
-    second = i;
-  }
-  if (!second) return;
-  // Skipped only when not even one round of pairs fits in what is left of the budget.
-  const std::optional<double> budget = s_.budget_s ? s_.budget_s : s_.search.budget_s;
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const std::optional<double> remaining = objective_.budget_remaining();
-  const double one_round = runoff_estimate_s(true);
-  std::optional<double> left;
-  if (budget) left = *budget - elapsed;
-  if (remaining) left = left ? std::min(*left, *remaining) : *remaining;
-  if (left && *left < one_round) {
-    out_.runoff_skipped = fmt::format(
-        "no runoff: the budget is exhausted ({:.1f} s left, one round of pairs needs about "
-        "{:.1f} s); {} wins on its sequential median",
-        std::max(0.0, *left), one_round, out_.trials[*out_.best_index].id());
-    warn(*out_.runoff_skipped);
-    return;
-  }
-  std::size_t inc = *out_.best_index;  // trial indices
-  std::size_t chal = *second;
-  if (soft_ && k_of(chal) == *soft_) {
-    std::swap(inc, chal);
-  } else if (!(soft_ && k_of(inc) == *soft_) && !is_required(k_of(inc)) &&
-             is_required(k_of(chal))) {
-    std::swap(inc, chal);
-  }
-  std::optional<RunoffPairs> pairs = objective_.runoff(space_[k_of(inc)], space_[k_of(chal)]);
-  if (pairs) apply_runoff(*pairs, inc, chal);
-}
-
-void SearchRun::log_runoff(Trial t, std::size_t k, const RunoffPairs& pairs) {
-  t.config = pruned_[k];
-  t.phase = Phase::runoff;
-  if (t.time.empty()) t.time = utc_now_iso8601();
-  if (!t.cache_key) t.cache_key = keys_[k];
-  if (!t.device) t.device = pairs.device;
-  if (log_) log_->append(t);
-  out_.runoff_trials.push_back(std::move(t));
-}
-
-// Logs the runoff's trials and decides: a forfeit, a failed paired bench (the incumbent keeps
-// its place) or the statistics of the pairs.
-void SearchRun::apply_runoff(const RunoffPairs& pairs, std::size_t inc, std::size_t chal) {
-  const std::size_t inc_k = k_of(inc);
-  const std::size_t chal_k = k_of(chal);
-  const std::string inc_id = pruned_[inc_k].id();
-  const std::string chal_id = pruned_[chal_k].id();
-  if (pairs.incumbent_failure || pairs.challenger_failure) {
-    RunoffStats stats;
-    stats.outcome = RunoffOutcome::forfeit;
-    stats.margin_pct = s_.runoff_policy.margin_pct;
-    stats.alpha = s_.runoff_policy.alpha;
-    stats.incumbent = inc_id;
-    stats.challenger = chal_id;
-    for (auto [failure, k] : {std::pair{&pairs.incumbent_failure, inc_k},
-                              std::pair{&pairs.challenger_failure, chal_k}}) {
-      if (!*failure) continue;
-      Trial t = Trial::invalid("runoff setup failed: " + **failure);
-      t.runoff = stats;
-      log_runoff(std::move(t), k, pairs);
-    }
-    if (pairs.incumbent_failure && pairs.challenger_failure) {
-      warn(fmt::format("both finalists failed their runoff setup ({} and {}); no winner", inc_id,
-                       chal_id));
-      set_best(std::nullopt);
-    } else {
-      const bool inc_wins = !pairs.incumbent_failure;
-      stats.winner = inc_wins ? inc_id : chal_id;
-      set_best(inc_wins ? inc : chal);
-    }
-    out_.runoff = stats;
-    return;
-  }
-  if (pairs.failure) {
-    warn(fmt::format("runoff of {} against {} failed: {}; {} keeps its place", chal_id, inc_id,
-                     *pairs.failure, inc_id));
-    set_best(inc);
-    return;
-  }
-  RunoffStats stats =
-      decide_runoff(pairs.incumbent_ms, pairs.challenger_ms, s_.runoff_policy, inc_id, chal_id);
-  // The agreement check: each finalist's runoff median against its own sequential median.
-  auto sequential_ms = [&](std::size_t trial) {
-    const auto* m = out_.trials[trial].state.measured();
-    return m ? m->median_ms : 0.0;
-  };
-  stats.incumbent_alone_ms = pairs.incumbent_alone_ms.value_or(0);
-  stats.challenger_alone_ms = pairs.challenger_alone_ms.value_or(0);
-  stats.warnings =
-      agreement_warnings(stats, sequential_ms(inc), sequential_ms(chal), s_.runoff_policy);
-  for (const std::string& w : stats.warnings)
-    warn(w);
-  for (auto [samples, k] :
-       {std::pair{&pairs.incumbent_ms, inc_k}, std::pair{&pairs.challenger_ms, chal_k}}) {
-    std::vector<double> sorted = *samples;
-    std::sort(sorted.begin(), sorted.end());
-    const std::size_t n = sorted.size();
-    const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    Trial t = Trial::measured(median, sorted.front(), static_cast<std::int64_t>(n));
-    t.runoff = stats;
-    t.warnings = pairs.warnings;
-    t.warnings.insert(t.warnings.end(), stats.warnings.begin(), stats.warnings.end());
-    t.batched = pairs.batched;
-    log_runoff(std::move(t), k, pairs);
-  }
-  set_best(stats.outcome == RunoffOutcome::challenger_wins ? chal : inc);
-  out_.runoff = stats;
-}
-
-}  // namespace
+}  // namespace detail
 
 result<Output> Autotuner::run_objective(Objective& objective) {
-  return SearchRun(settings_, objective).run();
+  return detail::SearchRun(settings_, objective).run();
 }
 
 }  // namespace tune

@@ -121,14 +121,25 @@ bool SpaceParser::read_prior(const toml::table& t) {
               (arch && !arch->empty() && std::all_of(arch->begin(), arch->end(), [](char c) {
                  return std::isalnum(static_cast<unsigned char>(c)) != 0;
                })));
-    if (!ok)
+    std::vector<std::string> names;
+    for (const Bucket& b : s.buckets_)
+      names.push_back(b.name);
+    if (!ok) {
+      // The likely fix: a bucket's or an arch's name without its prefix, or an arch without sm_.
+      std::string hint;
+      if (v && std::find(names.begin(), names.end(), *v) != names.end())
+        hint = "bucket:" + *v;
+      else if (v && v->starts_with("sm_") && v->size() > 3)
+        hint = "arch:" + *v;
+      else if (v && v->starts_with("arch:") && v->size() > 5 &&
+               std::isdigit(static_cast<unsigned char>((*v)[5])) != 0)
+        hint = "arch:sm_" + v->substr(5);
       return error_at(*n, fmt::format("'prior' in [search] must be \"auto\", \"bucket:<name>\" or "
-                                      "\"arch:sm_<NN>\", got {}",
-                                      v ? "'" + *v + "'" : kind_of(*n)));
+                                      "\"arch:sm_<NN>\", got {}{}",
+                                      v ? "'" + *v + "'" : kind_of(*n),
+                                      hint.empty() ? "" : ", did you mean '" + hint + "'?"));
+    }
     if (bucket) {
-      std::vector<std::string> names;
-      for (const Bucket& b : s.buckets_)
-        names.push_back(b.name);
       if (std::find(names.begin(), names.end(), *bucket) == names.end())
         return error_at(*n, fmt::format("'prior' in [search] names no bucket of the space: '{}' "
                                         "(the buckets: {}){}",

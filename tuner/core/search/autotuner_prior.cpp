@@ -1,0 +1,118 @@
+// A re-tune's prior in the search (docs/search.md "Re-tunes start from what was measured"): a
+// stale log set aside as the bucket's prior, the prior read (the bucket's own or a fallback) and
+// its best configs measured right after the incumbents.
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <tuner/core/search/autotuner.hpp>
+#include <tuner/core/search/file_lock.hpp>
+#include <tuner/core/search/prior.hpp>
+#include <tuner/core/search/search_run.hpp>
+
+namespace tune {
+
+nlohmann::json to_json(const PriorUse& p) {
+  return {{"from", p.from}, {"tuner", p.tuner}, {"configs", p.configs}, {"top_k", p.top_k}};
+}
+
+namespace detail {
+
+// A log of this search measured for another source, toolchain or space (and in nothing else
+// another search's, its strategy aside) is moved to the prior's place, so that a new log starts; a
+// header-only one is removed. Anything else about the log (unreadable, another search, locked by a
+// writer) is left for open_log, which refuses it as before.
+void SearchRun::set_aside_stale_log() {
+  if (!s_.log_path || !s_.prior_log) return;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(*s_.log_path, ec)) return;
+  result<LogContents> logged = read_log(*s_.log_path);
+  if (!logged) return;
+  const LogHeader expected = expected_header();
+  LogHeader same = logged->header;
+  same.prior = nullptr;
+  // What makes it stale; the strategy may differ too (its trials are as good a prior).
+  LogHeader stale = same;
+  stale.search = expected.search;
+  std::vector<std::string> changed = header_differences(stale, expected);
+  if (changed.empty()) return;  // the same search (or only another strategy: refused later)
+  stale.space_hash = expected.space_hash;
+  stale.source_hash = expected.source_hash;
+  stale.toolchain = expected.toolchain;
+  if (!header_differences(stale, expected).empty()) return;  // another search: refused later
+  result<FileLock> lock = FileLock::try_lock(*s_.log_path, "log");
+  if (!lock) return;  // a writer holds it: refused later, naming it
+  std::string what;
+  for (const std::string& d : changed)
+    what += (what.empty() ? "" : ", ") + d.substr(0, d.find(' '));
+  if (logged->trials.empty()) {
+    std::filesystem::remove(*s_.log_path);
+    warn(fmt::format("{} held no trial of this {}; removed", s_.log_path->string(), what));
+    return;
+  }
+  std::filesystem::rename(*s_.log_path, *s_.prior_log, ec);
+  if (ec)
+    throw error(fmt::format("cannot move '{}' to '{}': {}", s_.log_path->string(),
+                            s_.prior_log->string(), ec.message()));
+  warn(fmt::format("{} was measured for another {} ({} trials); kept as the prior {}",
+                   s_.log_path->string(), what, logged->trials.size(), s_.prior_log->string()));
+}
+
+// The prior: the bucket's own (prior_log), else the first usable fallback. One that cannot be
+// used is skipped with a warning.
+void SearchRun::load_prior() {
+  std::vector<std::pair<std::filesystem::path, bool>> candidates;  // path, any bucket
+  if (s_.prior_log) candidates.emplace_back(*s_.prior_log, false);
+  for (const std::filesystem::path& p : s_.prior_fallbacks)
+    candidates.emplace_back(p, true);
+  for (const auto& [path, any_bucket] : candidates) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) continue;
+    result<Prior> p = read_prior(path, s_.name, any_bucket, s_.maximize);
+    if (!p) {
+      warn(fmt::format("prior not used: {}", p.error().str()));
+      continue;
+    }
+    PriorValues values = prior_values(*p, pruned_, s_.maximize);
+    if (std::none_of(values.begin(), values.end(), [](const auto& v) { return v.has_value(); })) {
+      warn(fmt::format("prior not used: {}: none of its configs is in the space now",
+                       path.string()));
+      continue;
+    }
+    for (const std::string& w : p->warnings)
+      warn(w);
+    PriorUse use{path.string(), p->tuner, 0, 0};
+    int rank = 0;
+    for (const auto& [config, value] : p->ranked) {
+      ++rank;
+      auto it = position_.find(config.id());
+      if (it == position_.end()) continue;  // no longer in the space
+      ++use.configs;
+      if (prior_top_.size() < static_cast<std::size_t>(s_.search.prior_top_k))
+        prior_top_.emplace_back(it->second, rank);
+    }
+    use.top_k = prior_top_.size();
+    out_.prior = use;
+    prior_values_ = std::move(values);
+    prior_.emplace(std::move(*p));
+    return;
+  }
+}
+
+// The prior's best configs in the space, right after the incumbents (one measured already is
+// not measured again); the budget is checked before each measurement, as in the search.
+void SearchRun::measure_prior() {
+  for (const auto& [k, rank] : prior_top_) {
+    if (visited_[k]) continue;
+    if (!adopt_.contains(pruned_[k].id()) && !budget_left()) return;
+    take(k, Phase::search, /*may_reject=*/true, rank);
+  }
+}
+
+}  // namespace detail
+}  // namespace tune

@@ -1,0 +1,197 @@
+// The end of the search: the budget's room for the runoff (docs/search.md "Budget and
+// timeout"), the best sequential median, and the runoff between the two finalists with its
+// decision.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include <tuner/core/search/runoff.hpp>
+#include <tuner/core/search/search_run.hpp>
+
+namespace tune::detail {
+
+// The runoff's length estimated from the two finalists' trials (the two best measured): each is
+// set up again (load, setup), timed alone (warm-up, timed reps) and then in pairs (about its
+// timed reps again). `one_round`: only the setups, the warm-ups and one pair.
+double SearchRun::runoff_estimate_s(bool one_round) const {
+  std::vector<const Trial*> measured;
+  for (const Trial& t : out_.trials)
+    if (t.is_measured() && !t.rejected_early) measured.push_back(&t);
+  std::partial_sort(measured.begin(),
+                    measured.begin() + std::min<std::ptrdiff_t>(2, std::ssize(measured)),
+                    measured.end(), [](const Trial* a, const Trial* b) {
+                      return a->state.measured()->median_ms < b->state.measured()->median_ms;
+                    });
+  double ms = 0;
+  for (std::size_t i = 0; i < std::min<std::size_t>(2, measured.size()); ++i) {
+    const Trial& t = *measured[i];
+    const auto* m = t.state.measured();
+    const TrialTimes times = t.times.value_or(TrialTimes{});
+    const double timed = t.times ? times.timed_ms : m->median_ms * static_cast<double>(m->reps);
+    ms += times.load_ms + times.setup_ms + times.warmup_ms;
+    ms += one_round ? m->median_ms : times.warmup_ms + 2 * timed;
+  }
+  return ms / 1000;
+}
+
+// Whether the search may measure another candidate: budget is left beyond the runoff's
+// estimated length, when a runoff will follow.
+bool SearchRun::search_budget_left() {
+  if (!budget_left()) return false;
+  const std::optional<double> budget = s_.budget_s ? s_.budget_s : s_.search.budget_s;
+  if (!budget || s_.maximize || !objective_.has_runoff()) return true;
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double reserve = runoff_estimate_s(false);
+  if (*budget - elapsed > reserve) return true;
+  out_.runoff_reserve_s = reserve;
+  return false;
+}
+
+// The best sequential median; the earlier trial wins ties. A trial rejected early never is.
+void SearchRun::choose_best() {
+  for (std::size_t i = 0; i < out_.trials.size(); ++i) {
+    const auto* m = out_.trials[i].state.measured();
+    if (m == nullptr || out_.trials[i].rejected_early) continue;
+    if (out_.best_index) {
+      const double best = out_.trials[*out_.best_index].state.measured()->median_ms;
+      if (s_.maximize ? !(m->median_ms > best) : !(m->median_ms < best)) continue;
+    }
+    out_.best_index = i;
+  }
+  if (out_.best_index) out_.best = out_.trials[*out_.best_index].config;
+}
+
+void SearchRun::set_best(std::optional<std::size_t> trial) {
+  out_.best_index = trial;
+  out_.best = trial ? std::optional<Config>(out_.trials[*trial].config) : std::nullopt;
+}
+
+// The runoff between the two best distinct configs (each config has one trial here). Its
+// incumbent is the soft incumbent when it is a finalist, else a required config that is, else
+// the sequential leader.
+void SearchRun::runoff() {
+  std::optional<std::size_t> second;
+  for (std::size_t i = 0; i < out_.trials.size(); ++i) {
+    const auto* m = out_.trials[i].state.measured();
+    if (m == nullptr || i == *out_.best_index || out_.trials[i].rejected_early) continue;
+    if (second && !(m->median_ms < out_.trials[*second].state.measured()->median_ms)) continue;
+    second = i;
+  }
+  if (!second) return;
+  // Skipped only when not even one round of pairs fits in what is left of the budget.
+  const std::optional<double> budget = s_.budget_s ? s_.budget_s : s_.search.budget_s;
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const std::optional<double> remaining = objective_.budget_remaining();
+  const double one_round = runoff_estimate_s(true);
+  std::optional<double> left;
+  if (budget) left = *budget - elapsed;
+  if (remaining) left = left ? std::min(*left, *remaining) : *remaining;
+  if (left && *left < one_round) {
+    out_.runoff_skipped = fmt::format(
+        "no runoff: the budget is exhausted ({:.1f} s left, one round of pairs needs about "
+        "{:.1f} s); {} wins on its sequential median",
+        std::max(0.0, *left), one_round, out_.trials[*out_.best_index].id());
+    warn(*out_.runoff_skipped);
+    return;
+  }
+  std::size_t inc = *out_.best_index;  // trial indices
+  std::size_t chal = *second;
+  if (soft_ && k_of(chal) == *soft_) {
+    std::swap(inc, chal);
+  } else if (!(soft_ && k_of(inc) == *soft_) && !is_required(k_of(inc)) &&
+             is_required(k_of(chal))) {
+    std::swap(inc, chal);
+  }
+  std::optional<RunoffPairs> pairs = objective_.runoff(space_[k_of(inc)], space_[k_of(chal)]);
+  if (pairs) apply_runoff(*pairs, inc, chal);
+}
+
+void SearchRun::log_runoff(Trial t, std::size_t k, const RunoffPairs& pairs) {
+  t.config = pruned_[k];
+  t.phase = Phase::runoff;
+  if (t.time.empty()) t.time = utc_now_iso8601();
+  if (!t.cache_key) t.cache_key = keys_[k];
+  if (!t.device) t.device = pairs.device;
+  if (log_) log_->append(t);
+  out_.runoff_trials.push_back(std::move(t));
+}
+
+// Logs the runoff's trials and decides: a forfeit, a failed paired bench (the incumbent keeps
+// its place) or the statistics of the pairs.
+void SearchRun::apply_runoff(const RunoffPairs& pairs, std::size_t inc, std::size_t chal) {
+  const std::size_t inc_k = k_of(inc);
+  const std::size_t chal_k = k_of(chal);
+  const std::string inc_id = pruned_[inc_k].id();
+  const std::string chal_id = pruned_[chal_k].id();
+  if (pairs.incumbent_failure || pairs.challenger_failure) {
+    RunoffStats stats;
+    stats.outcome = RunoffOutcome::forfeit;
+    stats.margin_pct = s_.runoff_policy.margin_pct;
+    stats.alpha = s_.runoff_policy.alpha;
+    stats.incumbent = inc_id;
+    stats.challenger = chal_id;
+    for (auto [failure, k] : {std::pair{&pairs.incumbent_failure, inc_k},
+                              std::pair{&pairs.challenger_failure, chal_k}}) {
+      if (!*failure) continue;
+      Trial t = Trial::invalid("runoff setup failed: " + **failure);
+      t.runoff = stats;
+      log_runoff(std::move(t), k, pairs);
+    }
+    if (pairs.incumbent_failure && pairs.challenger_failure) {
+      warn(fmt::format("both finalists failed their runoff setup ({} and {}); no winner", inc_id,
+                       chal_id));
+      set_best(std::nullopt);
+    } else {
+      const bool inc_wins = !pairs.incumbent_failure;
+      stats.winner = inc_wins ? inc_id : chal_id;
+      set_best(inc_wins ? inc : chal);
+    }
+    out_.runoff = stats;
+    return;
+  }
+  if (pairs.failure) {
+    warn(fmt::format("runoff of {} against {} failed: {}; {} keeps its place", chal_id, inc_id,
+                     *pairs.failure, inc_id));
+    set_best(inc);
+    return;
+  }
+  RunoffStats stats =
+      decide_runoff(pairs.incumbent_ms, pairs.challenger_ms, s_.runoff_policy, inc_id, chal_id);
+  // The agreement check: each finalist's runoff median against its own sequential median.
+  auto sequential_ms = [&](std::size_t trial) {
+    const auto* m = out_.trials[trial].state.measured();
+    return m ? m->median_ms : 0.0;
+  };
+  stats.incumbent_alone_ms = pairs.incumbent_alone_ms.value_or(0);
+  stats.challenger_alone_ms = pairs.challenger_alone_ms.value_or(0);
+  stats.warnings =
+      agreement_warnings(stats, sequential_ms(inc), sequential_ms(chal), s_.runoff_policy);
+  for (const std::string& w : stats.warnings)
+    warn(w);
+  for (auto [samples, k] :
+       {std::pair{&pairs.incumbent_ms, inc_k}, std::pair{&pairs.challenger_ms, chal_k}}) {
+    std::vector<double> sorted = *samples;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    Trial t = Trial::measured(median, sorted.front(), static_cast<std::int64_t>(n));
+    t.runoff = stats;
+    t.warnings = pairs.warnings;
+    t.warnings.insert(t.warnings.end(), stats.warnings.begin(), stats.warnings.end());
+    t.batched = pairs.batched;
+    log_runoff(std::move(t), k, pairs);
+  }
+  set_best(stats.outcome == RunoffOutcome::challenger_wins ? chal : inc);
+  out_.runoff = stats;
+}
+
+}  // namespace tune::detail
