@@ -8,6 +8,7 @@
 #   bench/pipeline/large.sh --build <tune build tree> --out <dir> [--arch sm_90]
 #       [--budget-s 300] [--strategies "bayes anneal"] [--baseline-src <tune source tree>]
 #       [--work <dir>] [--compile-only] [--only new|baseline] [--prepare] [--figures-only]
+#       [--n 262144]
 #
 # The full case (two strategies, two tuners, 300 s each) runs longer than one 10-minute device
 # call: run it in parts that share --work and --out (kept between parts): `--prepare` builds the
@@ -19,13 +20,16 @@
 # share of the compiles, whether the runoff ran, where the wall time went (compiler waits,
 # strategy, setup and gate, warm-up, timed reps), and the ratios new/baseline. Targets: GPU busy
 # >= 50%, never measured <= 25%, evaluations per minute >= 5x the baseline, the runoff always
-# runs. --compile-only (no GPU needed): configure, build the runners and compile a few
+# runs. --n sets the bucket's element count (default 262144: the best config runs 0.23 ms on an
+# H200, so the search is bound by the compiler; 4194304, 16x the work per candidate, lets the GPU
+# become the bound; the fixture's host reference grows with it, about 14 s there).
+# --compile-only (no GPU needed): configure, build the runners and compile a few
 # candidates, printing their compile seconds (the spread the case relies on).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-build="" out="" arch="sm_90" work="${TMPDIR:-/tmp}/tune-bench-large" budget=300
+build="" out="" arch="sm_90" work="${TMPDIR:-/tmp}/tune-bench-large" budget=300 n=262144
 strategies="bayes anneal" baseline_src="" compile_only=0 only="" figures_only=0 prepare=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -34,6 +38,7 @@ while [[ $# -gt 0 ]]; do
     --arch) arch="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     --budget-s) budget="$2"; shift 2 ;;
+    --n) n="$2"; shift 2 ;;
     --strategies) strategies="$2"; shift 2 ;;
     --baseline-src) baseline_src="$(cd "$2" && pwd)"; shift 2 ;;
     --compile-only) compile_only=1; shift ;;
@@ -75,6 +80,9 @@ configure() {  # name, tuner, tune source, strategy
   # Each tuner's harness as a user of that version writes it (the baseline's has a host gate).
   [[ "$3" != "$repo" ]] && cp "$3/bench/pipeline/project/"*.cpp "$src/"
   sed -i '/^\[search\]/,$d' "$src/large.toml"
+  sed -i "s/^name = \"256K\"/name = \"n=$n\"/; s/^shape = { N = 262144 }/shape = { N = $n }/" \
+    "$src/large.toml"
+  grep -q "N = $n }" "$src/large.toml" || { echo "large.sh: no bucket shape to set" >&2; exit 1; }
   printf '[search]\nstrategy = "%s"\nseed = 1\nbudget_s = %s\n' "$4" "$budget" >> "$src/large.toml"
   cmake -S "$src" -B "$b" -G Ninja -DTUNE_SOURCE_DIR="$3" -DTUNE_TUNER_EXECUTABLE="$2" \
         -DTUNE_ARCH="$arch" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNE_ENABLE_WERROR=OFF \
