@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -394,6 +395,160 @@ TEST_F(AutotunerRunoffTest, ResumeReRunsTheRunoffButNoCompletedTrial) {
   EXPECT_EQ(out->best->id(), id(3));
   // The log now holds four runoff lines: two per run, none adopted as a search trial.
   EXPECT_EQ(runoff_lines(log_).size(), 4u);
+}
+
+/// Adopts a forged trial (another host's, as the remote store's SharedTrials does) for the
+/// configs in `forged`, until the search asks for the config to be measured here.
+class AdoptingObjective : public ForwardingObjective {
+ public:
+  using ForwardingObjective::ForwardingObjective;
+  Trial measure(std::size_t index) override {
+    if (auto it = forged.find(index); it != forged.end() && !distrusted.contains(index)) {
+      Trial t = Trial::measured(it->second, it->second * 0.9, 20);
+      t.remote = "evil-host";
+      return t;
+    }
+    return inner_.measure(index);
+  }
+  void distrust_adopted(std::size_t index) override { distrusted.insert(index); }
+  bool has_runoff() override { return runoff_follows; }  // two finalists per round when set
+  std::map<std::size_t, double> forged;                  // index -> adopted median
+  bool runoff_follows = false;
+  std::set<std::size_t> distrusted;
+};
+
+// Issue 35: two adopted trials that give two slow configs fast times became the finalists, the
+// truly fastest config never entered the runoff, and the record took the adopted median.
+TEST_F(AutotunerRunoffTest, ForgedAdoptedFinalistsAreMeasuredHereAndDiscarded) {
+  RunoffObjective inner({1, 2, 3, 4, 5});
+  inner.medians = {{id(1), 7.8}, {id(2), 9.0}, {id(3), 2.0}, {id(4), 2.1}, {id(5), 8.0}};
+  inner.paired = {{id(3), 2.0}, {id(4), 2.1}};
+  AdoptingObjective obj(inner);
+  obj.forged = {{0, 0.31}, {1, 0.32}};
+  obj.runoff_follows = true;  // both forged finalists are checked in the first round
+  std::vector<std::string> warnings;
+  result<Output> out =
+      tuner().on_warning([&](const std::string& w) { warnings.push_back(w); }).run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  // Both forged finalists were measured here (after the search had adopted them), then the
+  // runoff ran between the two truly fastest.
+  EXPECT_EQ(inner.measured, (std::vector<std::string>{id(3), id(4), id(5), id(1), id(2)}));
+  ASSERT_EQ(inner.runoffs.size(), 1u);
+  EXPECT_EQ(inner.runoffs[0], std::make_pair(id(3), id(4)));
+  ASSERT_TRUE(out->best);
+  EXPECT_EQ(out->best->id(), id(3));
+  // The winner's median is this machine's.
+  const Trial& best = out->trials[*out->best_index];
+  EXPECT_FALSE(best.adopted());
+  EXPECT_DOUBLE_EQ(best.state.measured()->median_ms, 2.0);
+  ASSERT_EQ(out->discarded.size(), 2u);
+  EXPECT_EQ(out->discarded[0].id(), id(1));
+  EXPECT_EQ(out->checked, 2u);
+  // The forged trials are replaced by the checks, which say what they checked.
+  for (const Trial& t : out->trials)
+    EXPECT_FALSE(t.adopted()) << t.id();
+  ASSERT_GE(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("BN=1 measured 7.8 ms here, and the remote store (measured on "
+                             "evil-host) said 0.31 ms (more than 3% apart): that adopted trial is "
+                             "discarded"),
+            std::string::npos)
+      << warnings[0];
+  // The log keeps the adopted trial, then the check that discards it.
+  std::ifstream in(log_);
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(nlohmann::json::parse(line));
+  std::vector<nlohmann::json> bn1;
+  for (const nlohmann::json& j : lines)
+    if (j.value("config_id", "") == id(1)) bn1.push_back(j);
+  ASSERT_EQ(bn1.size(), 2u);
+  EXPECT_EQ(bn1[0]["remote"], "evil-host");
+  EXPECT_EQ(bn1[1]["checks"], (nlohmann::json{{"from", "the remote store (measured on evil-host)"},
+                                              {"median_ms", 0.31},
+                                              {"agreed", false}}));
+  EXPECT_EQ(bn1[1]["median_ms"], 7.8);
+
+  // Resumed, the checks stand: nothing adopted again, nothing measured, the same winner.
+  RunoffObjective inner2 = inner;
+  inner2.measured.clear();
+  inner2.runoffs.clear();
+  AdoptingObjective again(inner2);
+  again.forged = obj.forged;
+  result<Output> resumed = tuner().run_objective(again);
+  ASSERT_TRUE(resumed) << resumed.error().str();
+  EXPECT_TRUE(inner2.measured.empty());
+  EXPECT_EQ(again.distrusted, (std::set<std::size_t>{0, 1}));
+  EXPECT_EQ(resumed->best->id(), id(3));
+  EXPECT_TRUE(resumed->discarded.empty());
+}
+
+TEST_F(AutotunerRunoffTest, AgreeingAdoptedFinalistsAreReplacedByTheMeasurementHere) {
+  RunoffObjective inner({1, 2, 3});
+  inner.has_runoff = false;
+  inner.medians = {{id(1), 1.01}, {id(2), 5.0}, {id(3), 3.0}};
+  AdoptingObjective obj(inner);
+  obj.forged = {{0, 1.0}};  // honest: within the agreement threshold
+  result<Output> out = tuner().run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_EQ(out->best->id(), id(1));
+  EXPECT_TRUE(out->discarded.empty());
+  EXPECT_EQ(out->checked, 1u);
+  const Trial& best = out->trials[*out->best_index];
+  EXPECT_FALSE(best.adopted());
+  EXPECT_DOUBLE_EQ(best.state.measured()->median_ms, 1.01);
+  ASSERT_TRUE(best.checks);
+  EXPECT_TRUE(best.checks->agreed);
+}
+
+TEST_F(AutotunerRunoffTest, ManyForgedTrialsAreCheckedInBoundedRounds) {
+  // Twenty forged fast trials and the truly fastest measured here (BN=21): eight rounds of two
+  // checks each, then adopted trials are no longer finalists.
+  std::vector<int> values;
+  for (int v = 1; v <= 22; ++v)
+    values.push_back(v);
+  RunoffObjective inner(values);
+  inner.has_runoff = false;
+  for (int v = 1; v <= 22; ++v)
+    inner.medians[id(v)] = v == 21 ? 1.0 : 50.0 + v;
+  AdoptingObjective obj(inner);
+  for (std::size_t i = 0; i < 20; ++i)
+    obj.forged[i] = 0.1 + 0.01 * static_cast<double>(i);
+  std::vector<std::string> warnings;
+  result<Output> out =
+      tuner().on_warning([&](const std::string& w) { warnings.push_back(w); }).run_objective(obj);
+  ASSERT_TRUE(out) << out.error().str();
+  // No runoff follows (the objective has none): one finalist per round.
+  EXPECT_EQ(out->checked, 8u);
+  EXPECT_EQ(out->discarded.size(), 8u);
+  EXPECT_EQ(inner.measured.size(), 2u + 8u);
+  EXPECT_EQ(out->best->id(), id(21));
+  EXPECT_FALSE(out->trials[*out->best_index].adopted());
+  EXPECT_NE(warnings.back().find("8 adopted trials disagreed with the measurements here in 8 "
+                                 "rounds of checks"),
+            std::string::npos)
+      << warnings.back();
+}
+
+TEST_F(AutotunerRunoffTest, EarlyRejectionIgnoresAdoptedMedians) {
+  // A forged 0.01 ms trial must not make every candidate measured here stop early.
+  RunoffObjective inner({1, 2, 3});
+  inner.has_runoff = false;
+  inner.medians = {{id(1), 9.0}, {id(2), 2.0}, {id(3), 3.0}};
+  AdoptingObjective obj(inner);
+  obj.forged = {{0, 0.01}};
+  struct Rules : ForwardingObjective {
+    using ForwardingObjective::ForwardingObjective;
+    void reject_above(std::optional<EarlyReject> rule) override {
+      if (rule) thresholds.push_back(rule->above_ms);
+    }
+    std::vector<double> thresholds;
+  } rules(obj);
+  result<Output> out = tuner().early_reject(5.0).run_objective(rules);
+  ASSERT_TRUE(out) << out.error().str();
+  // BN=2 is measured under no rule (nothing measured here yet), BN=3 under BN=2's 2 ms + 5%.
+  ASSERT_EQ(rules.thresholds.size(), 1u);
+  EXPECT_DOUBLE_EQ(rules.thresholds[0], 2.0 * 1.05);
+  EXPECT_EQ(out->best->id(), id(2));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <latch>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -526,6 +527,63 @@ TEST_F(RemoteStoreTest, NoRemoteTrialsMeasuresEverything) {
   for (std::size_t i = 0; i < 3; ++i)
     EXPECT_FALSE(b.measure(i).remote.has_value());
   EXPECT_EQ(second.measured, 3);
+}
+
+// Issue 35: shared trials planted in the store that give two slow configs fast times decided the
+// finalists, and the record took their medians. The search measures adopted finalists here: the
+// truly fastest wins with its median measured here, and the measurements replace the planted
+// trials in the store.
+TEST_F(RemoteStoreTest, PlantedSharedTrialsAreCheckedHereAndReplaced) {
+  auto r = remote();
+  std::vector<Config> configs;
+  for (int b : {32, 64, 128, 256, 512}) {
+    Config c;
+    c.set("BLOCK", b);
+    configs.push_back(c);
+  }
+  // Measured here, config i takes 1 + i ms: BLOCK=32 is the fastest. The store says 0.3 ms for
+  // BLOCK=256 and BLOCK=512.
+  const SharedTrials::Context c = context(true, "gpu-b");
+  std::map<std::size_t, std::string> planted;
+  for (std::size_t i : {3u, 4u}) {
+    const std::string key = shared_trial_key(sha256_hex("key" + std::to_string(i)), "Fake GPU",
+                                             "999.1", c.bucket, BenchSettings{});
+    SharedTrial forged{Trial::measured(0.3, 0.3, 10), "mallory", "Fake GPU", "999.1"};
+    forged.trial.config = configs[i];
+    forged.trial.cache_key = sha256_hex("key" + std::to_string(i));
+    ASSERT_TRUE(r->put_json("ac/" + key, to_json(forged)));
+    planted[i] = key;
+  }
+  CountingObjective here(configs);
+  SharedTrials shared(here, *r, c);
+  std::vector<std::string> warnings;
+  result<Output> out = Autotuner("k/n<=4096")
+                           .arch("sm_90")
+                           .log(dir_ / "k.trials.jsonl")
+                           .on_warning([&](const std::string& w) { warnings.push_back(w); })
+                           .run_objective(shared);
+  ASSERT_TRUE(out) << out.error().str();
+  EXPECT_EQ(shared.adopted(), 2u);
+  EXPECT_EQ(here.measured, 5);  // three in the search, the two adopted finalists to check them
+  ASSERT_TRUE(out->best);
+  EXPECT_EQ(out->best->id(), "BLOCK=32");
+  const Trial& best = out->trials[*out->best_index];
+  EXPECT_FALSE(best.adopted());
+  EXPECT_DOUBLE_EQ(best.state.measured()->median_ms, 1.0);
+  EXPECT_EQ(out->discarded.size(), 2u);
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_NE(warnings[0].find("the remote store (measured on mallory) said 0.3 ms"),
+            std::string::npos)
+      << warnings[0];
+  // What was measured here replaced the planted trials in the store.
+  for (const auto& [i, key] : planted) {
+    std::optional<json> j = r->get_json("ac/" + key);
+    ASSERT_TRUE(j.has_value());
+    result<SharedTrial> now = shared_trial_from_json(*j);
+    ASSERT_TRUE(now) << now.error().str();
+    EXPECT_EQ(now->host, "gpu-b");
+    EXPECT_DOUBLE_EQ(now->trial.state.measured()->median_ms, 1.0 + static_cast<double>(i));
+  }
 }
 
 TEST_F(RemoteStoreTest, OtherDevicesAndBenchSettingsAreOtherKeys) {

@@ -338,5 +338,33 @@ TEST(AdoptableTrialsTest, OnlyMeasuredTrialsStillInTheSpaceWithTheCurrentKey) {
   EXPECT_EQ(adopt.at("A=4"), log[4]);
 }
 
+// Issue 35: the check of an adopted trial replaces it for good, even when the check came back
+// invalid (the config does not run here): a resumed run never adopts the discarded trial again.
+TEST(AdoptableTrialsTest, ACheckReplacesTheAdoptedTrialItChecked) {
+  std::vector<Config> space{Config{{"A", 1}}, Config{{"A", 2}}};
+  Trial forged1 = logged(1, true, Phase::search, std::nullopt, 0.01);
+  forged1.remote = "mallory";
+  Trial forged2 = logged(2, true, Phase::search, std::nullopt, 0.01);
+  forged2.shard = "2/4";
+  Trial check1 = logged(1, true, Phase::search, std::nullopt, 7.8);
+  check1.checks = AdoptedCheck{"the remote store (measured on mallory)", 0.01, false};
+  Trial check2 = logged(2, false);
+  check2.checks = AdoptedCheck{"shard 2/4", 0.01, false};
+  const std::vector<Trial> log{forged1, forged2, check1, check2};
+  auto adopt = adoptable_trials(log, space);
+  ASSERT_EQ(adopt.size(), 1u);
+  EXPECT_EQ(adopt.at("A=1"), check1);
+  // And the fields read back from a log line.
+  result<Trial> back = trial_from_json(to_json(check1));
+  ASSERT_TRUE(back) << back.error().str();
+  EXPECT_EQ(*back, check1);
+  EXPECT_EQ(trial_from_json(to_json(forged2))->shard, std::optional<std::string>("2/4"));
+  EXPECT_EQ(forged2.adopted_from(), std::optional<std::string>("shard 2/4"));
+  EXPECT_FALSE(check1.adopted());
+  nlohmann::json bad = to_json(check1);
+  bad["checks"]["agreed"] = "yes";
+  EXPECT_FALSE(trial_from_json(bad));
+}
+
 }  // namespace
 }  // namespace tune

@@ -40,6 +40,7 @@ result<Output> SearchRun::run() {
   soft_incumbent();
   measure_prior();
   search();
+  check_adopted();
   choose_best();
   if (out_.best_index && !s_.maximize) runoff();
   return std::move(out_);
@@ -85,8 +86,12 @@ std::optional<diagnostic> SearchRun::open_log() {
   for (const std::string& w : log_->warnings())
     warn(w);
   adopt_ = adoptable_trials(log_->trials(), pruned_, &keys_);
-  for (const Trial& t : log_->trials())
+  for (const Trial& t : log_->trials()) {
     log_rank_.emplace(t.id(), log_rank_.size());
+    // A config whose adopted trial was checked here is never adopted from elsewhere again.
+    if (auto it = position_.find(t.id()); t.checks && it != position_.end())
+      objective_.distrust_adopted(space_[it->second]);
+  }
   return std::nullopt;
 }
 
@@ -141,11 +146,14 @@ bool SearchRun::take(std::size_t k, Phase phase, bool may_reject, std::optional<
     out_.trials.push_back(std::move(t));
   }
   if (!resumed) ++measured_;
+  from_log_.push_back(resumed);
   const Trial& last = out_.trials.back();
   if (const auto* m = last.state.measured()) {
     if (!best_seen_ || (s_.maximize ? m->median_ms > *best_seen_ : m->median_ms < *best_seen_))
       best_seen_ = m->median_ms;
-    if (!last.rejected_early && (!best_full_ || m->median_ms < *best_full_))
+    // Early rejection measures against times taken here only: an adopted trial's median may be
+    // false, and would reject every honest candidate.
+    if (!last.rejected_early && !last.adopted() && (!best_full_ || m->median_ms < *best_full_))
       best_full_ = m->median_ms;
   }
   if (last.rejected_early) {
@@ -156,12 +164,18 @@ bool SearchRun::take(std::size_t k, Phase phase, bool may_reject, std::optional<
   return !resumed;
 }
 
-Progress SearchRun::progress(bool resumed) const {
+Progress SearchRun::progress(bool resumed, std::optional<std::size_t> trial) const {
   std::size_t planned = pruned_.size();
   if (s_.search.max_evals)
     planned = std::min(planned, static_cast<std::size_t>(*s_.search.max_evals));
   planned = std::max(planned, out_.trials.size());
-  Progress p{out_.trials.size(), planned, out_.trials.back(), resumed, best_seen_, 0, {}};
+  Progress p{out_.trials.size(),
+             planned,
+             out_.trials[trial.value_or(out_.trials.size() - 1)],
+             resumed,
+             best_seen_,
+             0,
+             {}};
 
   p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (measured_ > 0) {

@@ -88,6 +88,11 @@ class Objective {
   virtual void reject_above(std::optional<EarlyReject> /*rule*/) {}
   /// Whether `runoff` runs one: the search then keeps room for it in the budget.
   virtual bool has_runoff() { return false; }
+  /// The search checks an adopted trial of `configs()[index]` (docs/search.md "Adopted trials
+  /// are checked here"): from now on `measure` measures it here, never adopting another
+  /// machine's trial of it. An objective that adopts trials (the store's SharedTrials) must
+  /// honour it; the default has nothing to adopt.
+  virtual void distrust_adopted(std::size_t /*index*/) {}
 
   // The pipeline (docs/search.md "The pipeline"): an objective that prepares candidates before
   // it measures them (compiles them) says how many proposals the search keeps ahead of the
@@ -124,6 +129,7 @@ class ForwardingObjective : public Objective {
   }
   void reject_above(std::optional<EarlyReject> rule) override { inner_.reject_above(rule); }
   bool has_runoff() override { return inner_.has_runoff(); }
+  void distrust_adopted(std::size_t index) override { inner_.distrust_adopted(index); }
   std::size_t window() override { return inner_.window(); }
   void prepare(const std::vector<std::size_t>& indices) override { inner_.prepare(indices); }
   void drop(const std::vector<std::size_t>& indices) override { inner_.drop(indices); }
@@ -191,6 +197,12 @@ struct Output {
   double saved_ms = 0;
   /// The prior the search started from, when it used one (a warm re-tune).
   std::optional<PriorUse> prior;
+  /// Adopted trials (from the remote store or a shard) that a measurement here contradicted:
+  /// each was replaced in `trials` by that measurement (docs/search.md "Adopted trials are
+  /// checked here").
+  std::vector<Trial> discarded;
+  /// How many adopted finalists were measured here to check them (agreeing or not).
+  std::size_t checked = 0;
 };
 
 /// One step of a run, for progress displays.

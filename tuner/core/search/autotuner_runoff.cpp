@@ -1,8 +1,9 @@
 // The end of the search: the budget's room for the runoff (docs/search.md "Budget and
-// timeout"), the best sequential median, and the runoff between the two finalists with its
-// decision.
+// timeout"), the check of adopted finalists (docs/search.md "Adopted trials are checked here"),
+// the best sequential median, and the runoff between the two finalists with its decision.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <iterator>
 #include <optional>
@@ -16,6 +17,15 @@
 #include <tuner/core/search/search_run.hpp>
 
 namespace tune::detail {
+
+namespace {
+
+// The rounds of the check of adopted finalists: each measures here the adopted ones among the
+// two best; after this many, adopted trials are no longer finalists (so many disagreements say
+// the store or the shards are not to be trusted, and each round costs measurements).
+constexpr std::size_t adopted_check_rounds = 8;
+
+}  // namespace
 
 // The runoff's length estimated from the two finalists' trials (the two best measured): each is
 // set up again (load, setup), timed alone (warm-up, timed reps) and then in pairs (about its
@@ -55,11 +65,110 @@ bool SearchRun::search_budget_left() {
   return false;
 }
 
+// Whether trial i may be the best or a finalist: measured, not rejected early, and measured here
+// once the check of adopted finalists gave up on them.
+bool SearchRun::eligible(std::size_t i) const {
+  const Trial& t = out_.trials[i];
+  return t.is_measured() && !t.rejected_early && !(local_only_ && t.adopted());
+}
+
+// The (up to) n best eligible trials, best first; the earlier trial wins ties.
+std::vector<std::size_t> SearchRun::leaders(std::size_t n) const {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < out_.trials.size(); ++i)
+    if (eligible(i)) out.push_back(i);
+  std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
+    const double x = out_.trials[a].state.measured()->median_ms;
+    const double y = out_.trials[b].state.measured()->median_ms;
+    return s_.maximize ? x > y : x < y;
+  });
+  if (out.size() > n) out.resize(n);
+  return out;
+}
+
+// Adopted trials are checked here (docs/search.md "Adopted trials are checked here"): in
+// rounds, the adopted trials among the finalists (the two best, or the best when no runoff
+// follows) are measured here, each measurement taking its adopted trial's place, until the
+// finalists are all measured here. One that disagrees with its adopted median by more than the
+// runoff's agreement threshold discards the adopted trial (it stays in the log, the check
+// marks it), and the next best become finalists. The budget is checked before each
+// measurement; after adopted_check_rounds rounds, adopted trials are no longer finalists.
+void SearchRun::check_adopted() {
+  const std::size_t n = objective_.has_runoff() && !s_.maximize ? 2 : 1;
+  for (std::size_t round = 0; round < adopted_check_rounds; ++round) {
+    std::vector<std::size_t> adopted;
+    for (std::size_t i : leaders(n))
+      if (out_.trials[i].adopted()) adopted.push_back(i);
+    if (adopted.empty()) return;
+    for (std::size_t i : adopted) {
+      if (!budget_left()) {
+        warn(fmt::format("the budget is exhausted: adopted finalist {} ({}) is not checked here",
+                         out_.trials[i].id(), *out_.trials[i].adopted_from()));
+        return;
+      }
+      check(i);
+    }
+  }
+  const std::vector<std::size_t> finalists = leaders(n);
+  if (std::none_of(finalists.begin(), finalists.end(),
+                   [&](std::size_t i) { return out_.trials[i].adopted(); }))
+    return;
+  local_only_ = true;
+  if (leaders(1).empty()) {
+    local_only_ = false;  // nothing measured here at all: the adopted trials are all there is
+    return;
+  }
+  warn(
+      fmt::format("{} adopted trials disagreed with the measurements here in {} rounds of "
+                  "checks; the other adopted trials are no longer finalists (measure them here "
+                  "with --no-remote-trials)",
+                  out_.discarded.size(), adopted_check_rounds));
+}
+
+// Measures trial i's config here in full and puts that measurement in the adopted trial's place,
+// marked with what it checked.
+void SearchRun::check(std::size_t i) {
+  const std::size_t k = k_of(i);
+  const Trial adopted = out_.trials[i];
+  const double adopted_ms = adopted.state.measured()->median_ms;
+  objective_.distrust_adopted(space_[k]);
+  objective_.reject_above(std::nullopt);
+  Trial t = objective_.measure(space_[k]);
+  if (t.adopted())
+    t = Trial::invalid("adopted again where the search asked for a measurement here");
+  t.rejected_early = false;
+  t.config = pruned_[k];
+  t.phase = adopted.phase == Phase::required ? Phase::required : Phase::search;
+  if (t.time.empty()) t.time = utc_now_iso8601();
+  if (!t.cache_key) t.cache_key = keys_[k];
+  const auto* m = t.state.measured();
+  const bool agreed = m != nullptr && std::fabs(m->median_ms / adopted_ms - 1) * 100 <=
+                                          s_.runoff_policy.agreement_pct;
+  t.checks = AdoptedCheck{*adopted.adopted_from(), adopted_ms, agreed};
+  if (log_) log_->append(t);
+  ++out_.checked;
+  ++measured_;
+  if (from_log_[i]) --out_.resumed;
+  from_log_[i] = false;
+  out_.trials[i] = std::move(t);
+  if (!agreed) {
+    warn(fmt::format(
+        "{} measured {} here, and {} said {:.4g} ms (more than {:g}% apart): that adopted trial "
+        "is discarded, and the next best configs are finalists",
+        adopted.id(),
+        m != nullptr ? fmt::format("{:.4g} ms", m->median_ms)
+                     : "invalid (" + out_.trials[i].state.invalid()->reason + ")",
+        *adopted.adopted_from(), adopted_ms, s_.runoff_policy.agreement_pct));
+    out_.discarded.push_back(adopted);
+  }
+  if (s_.on_progress) s_.on_progress(progress(false, i));
+}
+
 // The best sequential median; the earlier trial wins ties. A trial rejected early never is.
 void SearchRun::choose_best() {
   for (std::size_t i = 0; i < out_.trials.size(); ++i) {
     const auto* m = out_.trials[i].state.measured();
-    if (m == nullptr || out_.trials[i].rejected_early) continue;
+    if (m == nullptr || !eligible(i)) continue;
     if (out_.best_index) {
       const double best = out_.trials[*out_.best_index].state.measured()->median_ms;
       if (s_.maximize ? !(m->median_ms > best) : !(m->median_ms < best)) continue;
@@ -81,7 +190,7 @@ void SearchRun::runoff() {
   std::optional<std::size_t> second;
   for (std::size_t i = 0; i < out_.trials.size(); ++i) {
     const auto* m = out_.trials[i].state.measured();
-    if (m == nullptr || i == *out_.best_index || out_.trials[i].rejected_early) continue;
+    if (m == nullptr || i == *out_.best_index || !eligible(i)) continue;
     if (second && !(m->median_ms < out_.trials[*second].state.measured()->median_ms)) continue;
     second = i;
   }

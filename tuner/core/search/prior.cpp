@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/core.h>
@@ -42,9 +43,15 @@ result<Prior> read_prior(const std::filesystem::path& path, const std::string& t
   p.tuner = h.tuner;
   p.warnings = std::move(log->warnings);
   std::map<std::string, std::size_t> at;  // config id -> index into ranked
+  // An adopted trial that a measurement here checked is replaced by it (docs/search.md
+  // "Adopted trials are checked here"): a discarded one must not lead the prior.
+  std::set<std::string> checked;
+  for (const Trial& t : log->trials)
+    if (t.checks) checked.insert(t.id());
   for (const Trial& t : log->trials) {
     const MeasuredState* m = t.state.measured();
     if (m == nullptr || t.phase == Phase::runoff) continue;
+    if (t.adopted() && checked.contains(t.id())) continue;
     auto [it, added] = at.emplace(t.id(), p.ranked.size());
     if (added) {
       p.ranked.emplace_back(t.config, m->median_ms);

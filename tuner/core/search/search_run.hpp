@@ -2,8 +2,8 @@
 // steps share its state. Its members are defined by step: autotuner.cpp (prune, the log and its
 // resume, the incumbents, the strategy's pipeline and its stop rules), autotuner_prior.cpp (a
 // stale log set aside, the prior read and its best configs measured first) and
-// autotuner_runoff.cpp (the budget's room for the runoff, the best, the runoff and its
-// decision).
+// autotuner_runoff.cpp (the budget's room for the runoff, the check of adopted finalists, the
+// best, the runoff and its decision).
 #pragma once
 
 #include <chrono>
@@ -48,12 +48,16 @@ class SearchRun {
             std::optional<int> prior_rank = std::nullopt);
   std::optional<EarlyReject> reject_rule() const;
   bool budget_left() const;
-  Progress progress(bool resumed) const;
+  Progress progress(bool resumed, std::optional<std::size_t> trial = std::nullopt) const;
   void soft_incumbent();
   void search();
   void tell(std::size_t k);
   bool stop_rule_hit();
   void adopt_the_rest();
+  bool eligible(std::size_t trial) const;
+  std::vector<std::size_t> leaders(std::size_t n) const;
+  void check_adopted();
+  void check(std::size_t trial);
   void choose_best();
   void runoff();
   void apply_runoff(const RunoffPairs& pairs, std::size_t inc, std::size_t chal);
@@ -76,6 +80,9 @@ class SearchRun {
   std::unordered_map<std::string, std::size_t> position_;
   std::vector<std::size_t> incumbents_;
   std::vector<bool> visited_;
+  std::vector<bool> from_log_;  // per trial of out_.trials: adopted from the log
+  // After the rounds of the check of adopted finalists: only trials measured here are finalists.
+  bool local_only_ = false;
   std::optional<std::size_t> soft_;
   std::optional<SpaceIndex> index_;
   std::unique_ptr<Strategy> strategy_;

@@ -116,11 +116,24 @@ nlohmann::json to_json(const Trial& trial) {
   j["batched"] = trial.batched;
   if (!trial.runoff.is_null()) j["runoff"] = trial.runoff;
   if (trial.remote) j["remote"] = *trial.remote;
+  if (trial.shard) j["shard"] = *trial.shard;
+  if (trial.checks)
+    j["checks"] = {{"from", trial.checks->from},
+                   {"median_ms", trial.checks->median_ms},
+                   {"agreed", trial.checks->agreed}};
   if (trial.times) j["times"] = to_json(*trial.times);
   if (trial.rejected_early) j["rejected_early"] = true;
   if (trial.prior_rank) j["prior_rank"] = *trial.prior_rank;
   if (trial.compile_s) j["compile_s"] = *trial.compile_s;
   return j;
+}
+
+std::optional<std::string> Trial::adopted_from() const {
+  if (!adopted()) return std::nullopt;
+  const std::string store =
+      remote ? fmt::format("the remote store (measured on {})", *remote) : std::string();
+  if (!shard) return store;
+  return remote ? fmt::format("shard {} ({})", *shard, "from " + store) : "shard " + *shard;
 }
 
 std::string to_json_line(const Trial& trial) {
@@ -202,7 +215,19 @@ result<Trial> trial_from_json(const nlohmann::json& j) {
   t.device = optional_string(j, "device", problem);
   t.time = optional_string(j, "time", problem).value_or("");
   t.remote = optional_string(j, "remote", problem);
+  t.shard = optional_string(j, "shard", problem);
   if (!problem.empty()) return bad(problem);
+  if (auto it = j.find("checks"); it != j.end() && !it->is_null()) {
+    const nlohmann::json& c = *it;
+    if (!c.is_object() || !c.contains("from") || !c["from"].is_string() ||
+        !c.contains("median_ms") || !c["median_ms"].is_number() || !c.contains("agreed") ||
+        !c["agreed"].is_boolean())
+      return bad(
+          "'checks' must be an object of 'from' (a string), 'median_ms' (a number) and "
+          "'agreed' (true or false)");
+    t.checks = AdoptedCheck{c["from"].get<std::string>(), c["median_ms"].get<double>(),
+                            c["agreed"].get<bool>()};
+  }
   if (auto it = j.find("warnings"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) return bad("'warnings' must be an array of strings");
     for (const auto& w : *it) {

@@ -82,6 +82,17 @@ struct TrialTimes {
   friend bool operator==(const TrialTimes&, const TrialTimes&) = default;
 };
 
+/// What a trial measured here to check an adopted one says of it (docs/search.md "Adopted
+/// trials are checked here"): where the adopted trial came from, its median, and whether the two
+/// agreed within the runoff's agreement threshold. An adopted trial that did not agree is
+/// discarded: it stays in the log, and this trial takes its place for good.
+struct AdoptedCheck {
+  std::string from;      ///< adopted_from() of the adopted trial
+  double median_ms = 0;  ///< the adopted median
+  bool agreed = false;   ///< within RunoffPolicy::agreement_pct of this trial's median
+  friend bool operator==(const AdoptedCheck&, const AdoptedCheck&) = default;
+};
+
 /// One measurement of one config, as logged.
 struct Trial {
   Config config;
@@ -102,6 +113,12 @@ struct Trial {
   /// The host that measured it, when it was adopted from the remote store (docs/store.md
   /// "Shared trials") rather than measured here; logged as `remote`.
   std::optional<std::string> remote;
+  /// The shard that measured it (`2/4`), when `tuner merge` brought it from that shard's log;
+  /// logged as `shard`.
+  std::optional<std::string> shard;
+  /// Set on a trial measured here to check an adopted one of the same config; logged as
+  /// `checks` (`{"from", "median_ms", "agreed"}`).
+  std::optional<AdoptedCheck> checks;
   /// Where its time went, when the objective reports it (a tune's supervisor does); logged as
   /// `times`. Logs from before the field read as unset.
   std::optional<TrialTimes> times;
@@ -125,6 +142,13 @@ struct Trial {
   static Trial invalid(std::string reason);
 
   bool is_measured() const noexcept { return state.is_measured(); }
+  /// Whether another machine or process measured it: adopted from the remote store (`remote`)
+  /// or from a shard's log (`shard`).
+  bool adopted() const noexcept { return remote.has_value() || shard.has_value(); }
+  /// Where an adopted trial came from, for people and records (`the remote store (measured on
+  /// gpu-a)`, `shard 2/4`, `shard 2/4 (from the remote store, measured on gpu-a)`); nullopt
+  /// for one measured here.
+  std::optional<std::string> adopted_from() const;
   /// The config's canonical id.
   std::string id() const { return config.id(); }
 

@@ -410,6 +410,8 @@ std::map<std::string, Trial> adoptable_trials(const std::vector<Trial>& logged,
     index.emplace(configs[i].id(), i);
   std::map<std::string, Trial> out;
   for (const Trial& t : logged) {
+    // A check measured here replaces the adopted trial it checked, even when it is invalid.
+    if (t.checks) out.erase(t.id());
     if (!t.is_measured() || t.phase == Phase::runoff) continue;
     std::string id = t.id();
     auto it = index.find(id);

@@ -117,7 +117,8 @@ class TrialLog {
 /// The resume state of a search: for each config of `configs` (by id), the last logged trial
 /// a run may adopt instead of measuring. Only measured trials of phase `required` or `search`
 /// count (invalid ones are retried, runoffs re-run); when `keys` is given (one per config) and
-/// a config's key is set, the trial's cache key must equal it.
+/// a config's key is set, the trial's cache key must equal it. A trial that checked an adopted
+/// one (`checks`) replaces whatever came before it, valid or not.
 std::map<std::string, Trial> adoptable_trials(
     const std::vector<Trial>& logged, const std::vector<Config>& configs,
     const std::vector<std::optional<std::string>>* keys = nullptr);

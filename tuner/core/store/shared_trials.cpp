@@ -86,10 +86,15 @@ std::optional<std::string> SharedTrials::key_of(std::size_t index) {
   return shared_trial_key(*cache_key, device, driver, context_.bucket, context_.bench);
 }
 
+void SharedTrials::distrust_adopted(std::size_t index) {
+  distrusted_.insert(index);
+  inner_.distrust_adopted(index);
+}
+
 Trial SharedTrials::measure(std::size_t index) {
   const bool incumbent = std::find(context_.incumbents.begin(), context_.incumbents.end(), index) !=
                          context_.incumbents.end();
-  if (context_.adopt && !incumbent && store_.reachable()) {
+  if (context_.adopt && !incumbent && !distrusted_.contains(index) && store_.reachable()) {
     if (std::optional<std::string> key = key_of(index)) {
       if (std::optional<json> j = store_.get_json("ac/" + *key)) {
         result<SharedTrial> shared = shared_trial_from_json(*j);

@@ -5,12 +5,15 @@
 // the store is asked for its trial on the same kind of device, and one found is adopted as a
 // resumed log's trial is (logged with `remote` set to the host that measured it); what is
 // measured here is uploaded. Incumbents are always measured here and the runoff always runs here:
-// the decision never rests on another machine's numbers alone.
+// the decision never rests on another machine's numbers alone. The search measures an adopted
+// finalist here again (`distrust_adopted`), and that measurement, uploaded, replaces the store's
+// trial of the candidate.
 #pragma once
 
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,6 +75,8 @@ class SharedTrials : public ForwardingObjective {
   /// Adopts the store's trial of the candidate, or measures it with the inner objective and
   /// uploads the trial; every other virtual goes to the inner objective.
   Trial measure(std::size_t index) override;
+  /// The candidate is measured here from now on (the search checks its adopted trial).
+  void distrust_adopted(std::size_t index) override;
 
   /// How many trials were adopted from the store, and how many uploaded.
   std::size_t adopted() const noexcept { return adopted_; }
@@ -84,6 +89,7 @@ class SharedTrials : public ForwardingObjective {
   Context context_;
   std::size_t adopted_ = 0;
   std::size_t uploaded_ = 0;
+  std::set<std::size_t> distrusted_;
 };
 
 }  // namespace tune
