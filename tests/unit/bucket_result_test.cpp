@@ -28,7 +28,7 @@ BucketResult sample() {
   stats.challenger = "BLOCK=512";
   stats.winner = "BLOCK=512";
   r.runoff = stats;
-  r.best = MeasuredWinner{Config{{"BLOCK", 512}}, 1.95, 1.9, 50, L2Key{"k1", "abcd"}};
+  r.best = MeasuredWinner{Config{{"BLOCK", 512}}, 1.95, 1.9, 50, L2Key{"k1", "abcd"}, std::nullopt};
   r.workers_started = 4;
   return r;
 }
@@ -93,6 +93,46 @@ TEST(BucketResultTest, AssembledRecordHasOneMeasuredEntryPerBucket) {
   BucketResult no_winner = sample();
   no_winner.best.reset();
   EXPECT_THROW(assemble_record(w, {no_winner}), error);
+}
+
+// Issue 35: a median another machine measured was written as `source: measured`. It says
+// `adopted` and where it came from, through the result file and the record, and reads back.
+TEST(BucketResultTest, AnAdoptedMedianIsMarkedWithItsOrigin) {
+  const auto dir = test::fresh_test_dir("BucketResultTest");
+  BucketResult r = sample();
+  r.best->adopted_from = "shard 2/4";
+  r.save(dir / "b.result.json");
+  result<BucketResult> back = BucketResult::load(dir / "b.result.json");
+  ASSERT_TRUE(back) << back.error().str();
+  EXPECT_EQ(back->best->adopted_from, std::optional<std::string>("shard 2/4"));
+  Workspace w;
+  w.kernel = "saxpy";
+  w.arch = "sm_90";
+  const Record rec = assemble_record(w, {*back});
+  const RecordEntry* e = rec.get("n<=4096");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->source, "adopted");
+  EXPECT_EQ(e->origin, std::optional<std::string>("shard 2/4"));
+  nlohmann::json j = rec.to_json();
+  EXPECT_EQ(j["entries"][0]["origin"], "shard 2/4");
+  result<Record> again = Record::parse(rec.dump(), "r.json");
+  ASSERT_TRUE(again) << again.error().str();
+  EXPECT_EQ(again->dump(), rec.dump());
+  // Measured here: no origin written, as before.
+  EXPECT_FALSE(assemble_record(w, {sample()}).to_json()["entries"][0].contains("origin"));
+  // `adopted` without saying from where is refused, naming the field.
+  j["entries"][0].erase("origin");
+  result<Record> bad = Record::parse(j.dump(), "r.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("field 'entries[0].origin' must be where the adopted median "
+                                     "came from"),
+            std::string::npos)
+      << bad.error().str();
+  j["entries"][0]["source"] = "forged";
+  EXPECT_NE(Record::parse(j.dump(), "r.json")
+                .error()
+                .message.find("must be 'measured', 'adopted' or 'pinned'"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -61,6 +61,7 @@ void to_json(json& j, const BucketResult& r) {
                  {"reps", b.reps},
                  {"cache_key", b.cache_key ? json(b.cache_key->digest) : json(nullptr)},
                  {"key_schema", b.cache_key ? json(b.cache_key->schema) : json(nullptr)}};
+    if (b.adopted_from) j["best"]["adopted_from"] = *b.adopted_from;
   }
 }
 
@@ -94,6 +95,7 @@ void from_json(const json& j, BucketResult& r) {
     w.reps = b.at("reps").get<std::int64_t>();
     if (auto digest = optional_from<std::string>(b, "cache_key"))
       w.cache_key = L2Key{b.at("key_schema").get<std::string>(), *digest};
+    w.adopted_from = optional_from<std::string>(b, "adopted_from");
     r.best = std::move(w);
   }
 }
@@ -136,7 +138,9 @@ Record assemble_record(const Workspace& workspace, const std::vector<BucketResul
     e.median_ms = r.best->median_ms;
     e.samples = r.best->reps;
     e.cache_key = r.best->cache_key;
-    e.source = "measured";
+    // A median this tune's worker did not measure says so, and where it came from.
+    e.source = r.best->adopted_from ? "adopted" : "measured";
+    e.origin = r.best->adopted_from;
     e.runoff = r.runoff ? nlohmann::json(*r.runoff) : nlohmann::json();
     e.prior = r.prior;
     if (!r.runoff && r.runoff_skipped)

@@ -34,6 +34,9 @@ struct MeasuredWinner {
   double min_ms = 0;
   std::int64_t reps = 0;           ///< timed reps behind the median
   std::optional<L2Key> cache_key;  ///< the candidate's cache key, tagged with its schema
+  /// Set when the median is another machine's (an adopted trial the search could not check
+  /// here): where it came from (Trial::adopted_from). The record entry is then `adopted`.
+  std::optional<std::string> adopted_from;
 
   friend bool operator==(const MeasuredWinner&, const MeasuredWinner&) = default;
 };

@@ -94,6 +94,7 @@ json Record::to_json() const {
                           ? json{{"schema", e.cache_key->schema}, {"digest", e.cache_key->digest}}
                           : json(nullptr);
     je["source"] = e.source;
+    if (e.origin) je["origin"] = *e.origin;
     je["runoff"] = e.runoff;
     if (!e.prior.is_null()) je["prior"] = e.prior;
     j["entries"].push_back(std::move(je));

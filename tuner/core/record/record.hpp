@@ -58,7 +58,12 @@ struct RecordEntry {
   std::optional<double> median_ms;  ///< the winner's median; nullopt when pinned
   std::int64_t samples = 0;         ///< timed reps behind the median; 0 when pinned
   std::optional<L2Key> cache_key;   ///< the winner's cache key; an entry without one is stale
-  std::string source = "measured";  ///< "measured" or "pinned" (`tuner record set`)
+  /// "measured" (by the tune's own worker), "adopted" (the median is another machine's, see
+  /// `origin`) or "pinned" (`tuner record set`).
+  std::string source = "measured";
+  /// Where an adopted median came from (`the remote store (measured on gpu-a)`, `shard 2/4`);
+  /// set exactly when `source` is "adopted".
+  std::optional<std::string> origin;
   /// The runoff's statistics (RunoffStats's JSON, tuner/core/search/runoff.hpp), null when none
   /// ran.
   nlohmann::json runoff;

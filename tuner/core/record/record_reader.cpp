@@ -107,10 +107,18 @@ struct RecordReader {
     }
     const json* source = find(e, "source", where, false);
     if (source != nullptr) {
-      if (!source->is_string() || (*source != "measured" && *source != "pinned"))
-        bad(where + "source", "'measured' or 'pinned'", *source);
+      if (!source->is_string() ||
+          (*source != "measured" && *source != "pinned" && *source != "adopted"))
+        bad(where + "source", "'measured', 'adopted' or 'pinned'", *source);
       out.source = source->get<std::string>();
     }
+    const json* origin = find(e, "origin", where, false);
+    if (origin != nullptr && !origin->is_null()) {
+      if (!origin->is_string()) bad(where + "origin", "a string", *origin);
+      out.origin = origin->get<std::string>();
+    }
+    if (out.source == "adopted" && !out.origin)
+      bad(where + "origin", "where the adopted median came from", origin ? *origin : json());
     const json* runoff = find(e, "runoff", where, false);
     if (runoff != nullptr) out.runoff = *runoff;
     const json* prior = find(e, "prior", where, false);

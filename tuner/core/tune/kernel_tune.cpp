@@ -134,7 +134,7 @@ BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, co
   if (out.best_index) {
     const Trial& t = out.trials[*out.best_index];
     const MeasuredState& m = *t.state.measured();
-    MeasuredWinner w{t.config, m.median_ms, m.min_ms, m.reps, std::nullopt};
+    MeasuredWinner w{t.config, m.median_ms, m.min_ms, m.reps, std::nullopt, t.adopted_from()};
     if (t.cache_key) w.cache_key = L2Key{std::string(cache_key_schema), *t.cache_key};
     r.best = std::move(w);
   }
