@@ -206,8 +206,10 @@ class ShardsCli(ShardProject, unittest.TestCase):
         r = self.merge()
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("tuner merge: saxpy sm_90: 3 of 3 shards\n", r.stderr)
-        # Nothing measured again: the finalists' runoff only, on one device, per bucket.
-        self.assertEqual(self.side_lines("measure "), [])
+        # The finalists, adopted from the shards, are measured here once (issue 35), then their
+        # runoff runs on one device, per bucket; nothing else is measured again.
+        self.assertEqual(self.side_lines("measure "),
+                         [f"measure {block(1024)}", f"measure {block(512)}"] * 2)
         self.assertEqual(self.side_lines("runoff "),
                          [f"runoff {block(1024)} {block(512)}"] * 2)
         self.assertEqual(self.winners(), unsharded)
@@ -217,9 +219,62 @@ class ShardsCli(ShardProject, unittest.TestCase):
         self.assertEqual(result["trials"], 8)  # 5 + 2 candidates, and the incumbent again
         self.assertEqual(result["device"], "Fake GPU")
         merged = (self.logdir / "sm_90" / "n%3C%3D4096.merged.trials.jsonl").read_text()
-        self.assertEqual(len(merged.splitlines()), 1 + 8 + 2)  # header, trials, runoff
+        # The header, the shards' trials, the two checks of the finalists, the runoff.
+        self.assertEqual(len(merged.splitlines()), 1 + 8 + 2 + 2)
+        lines = [json.loads(l) for l in merged.splitlines()[1:]]
+        self.assertEqual({l.get("shard") for l in lines[:8]}, {"1/3", "2/3"})
+        self.assertEqual([l["checks"]["from"] for l in lines[8:10]], ["shard 1/3"] * 2)
+        self.assertTrue(all(l["checks"]["agreed"] for l in lines[8:10]))
+        record = json.loads(self.record.read_text())
+        self.assertEqual({e["source"] for e in record["entries"]}, {"measured"})
         r = self.tuner("verify", "--manifest", str(self.manifest))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def forge_large(self, shard_log):
+        """Gives BLOCK=128 and BLOCK=256 of 'large' fast times in a shard's log."""
+        lines = shard_log.read_text().splitlines()
+        for i, line in enumerate(lines[1:], 1):
+            t = json.loads(line)
+            if t["config_id"] in (block(128), block(256)):
+                t["median_ms"] = t["min_ms"] = 0.01
+                lines[i] = json.dumps(t)
+        shard_log.write_text("\n".join(lines) + "\n")
+
+    def test_forged_shard_log_is_refused_against_its_summary(self):
+        # Issue 35: a forged shard log was merged unchecked, and its two fast trials of slow
+        # configs became the finalists.
+        self.run_all(2)
+        summary = self.shards / "sm_90" / "shard-2-of-2.json"
+        log = self.shards / "sm_90" / "large.shard-2-of-2.trials.jsonl"
+        digest = json.loads(summary.read_text())["buckets"][0]["log_sha256"]
+        self.assertEqual(digest, hashlib.sha256(log.read_bytes()).hexdigest())
+        self.forge_large(log)
+        r = self.merge()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(f"tuner merge: {log}: error: the trial log of shard 2/2 is not the one its "
+                      f"summary '{summary}' describes", r.stderr)
+        self.assertIn("run the shard again (tuner run --shard 2/2) or restore its log", r.stderr)
+        self.assertFalse(self.record.exists())
+
+        # A summary of an older tuner has no digest: merged with a warning, and the forged
+        # finalists are measured here, discarded, and the truly fastest wins on its own time.
+        s = json.loads(summary.read_text())
+        for b in s["buckets"]:
+            del b["log_sha256"]
+        summary.write_text(json.dumps(s))
+        self.side.unlink()
+        r = self.merge()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"{log}: warning: the summary '{summary}' has no digest of this log",
+                      r.stderr)
+        self.assertIn("large: warning: BLOCK=128 measured 7.812 ms here, and shard 2/2 said 0.01 "
+                      "ms (more than 3% apart): that adopted trial is discarded", r.stderr)
+        self.assertEqual(self.winners(), {"n<=4096": block(1024), "large": block(1024)})
+        self.assertIn(f"runoff {block(1024)} {block(512)}", self.side_lines("runoff "))
+        record = json.loads(self.record.read_text())
+        large = next(e for e in record["entries"] if e["bucket"] == "large")
+        self.assertEqual(large["source"], "measured")
+        self.assertAlmostEqual(large["median_ms"], 1000 / 1024, places=4)
 
     def test_a_long_bucket_label_shards_and_merges(self):
         # Issue 35: the shard log, its lock and the merged log were named by hand, unbounded,

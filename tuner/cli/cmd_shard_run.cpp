@@ -19,6 +19,7 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/kernel_choice.hpp>
+#include <tuner/core/base/hash.hpp>
 #include <tuner/core/process/stop_signals.hpp>
 #include <tuner/core/scale/shard.hpp>
 #include <tuner/core/scale/shard_merge.hpp>
@@ -75,8 +76,9 @@ int run_slice(const KernelBuild& build, const RunOptions& opt, const std::string
                  bucket.name, r->best->config.id(), r->best->median_ms);
     if (!summary.device) summary.device = r->device;
     if (!summary.driver) summary.driver = r->driver;
-    summary.buckets.push_back(
-        {bucket.name, slice.first, slice.end, log.filename().string(), std::move(*r)});
+    // The log is closed and complete: its digest lets the merge refuse a changed one.
+    summary.buckets.push_back({bucket.name, slice.first, slice.end, log.filename().string(),
+                               std::move(*r), sha256_file(log)});
     return exit_ok;
   } catch (const Interrupted& stop) {
     fmt::print(stderr, "tuner run: interrupted; shard {} is not done (run it again to resume)\n",

@@ -59,7 +59,17 @@ std::string read_file(const std::filesystem::path& path) {
 }
 
 std::string sha256_file(const std::filesystem::path& path) {
-  return sha256_hex(read_file(path));
+  // In pieces: a file may be larger than what is worth holding in memory (a trial log).
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw error("cannot read '" + path.string() + "'");
+  Sha256 h;
+  std::string chunk(std::size_t{1} << 16, '\0');
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    h.update(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())));
+  }
+  if (in.bad()) throw error("cannot read '" + path.string() + "'");
+  return h.hex_digest();
 }
 
 std::uint64_t fnv1a64(std::string_view data, std::uint64_t h) {

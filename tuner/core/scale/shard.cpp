@@ -127,6 +127,7 @@ std::string ShardSummary::dump() const {
                              {"first", b.first},
                              {"end", b.end},
                              {"log", b.log},
+                             {"log_sha256", b.log_sha256 ? json(*b.log_sha256) : json()},
                              {"result", b.result}});
   auto opt = [](const std::optional<std::string>& s) { return s ? json(*s) : json(); };
   const json j{{"schema_version", shard_summary_schema_version},
@@ -187,6 +188,16 @@ result<ShardSummary> ShardSummary::load(const fs::path& from) {
       if (sb.log.empty() || fs::path(sb.log).filename() != sb.log)
         return fail(label, 0, 0, fmt::format("bad log name '{}' in a shard summary", sb.log));
       sb.result = b.at("result").get<BucketResult>();
+      if (auto it = b.find("log_sha256"); it != b.end() && !it->is_null()) {
+        const std::string digest = it->get<std::string>();
+        if (digest.size() != 64 ||
+            digest.find_first_not_of("0123456789abcdef") != std::string::npos)
+          return fail(label, 0, 0,
+                      fmt::format("bad log_sha256 '{}' in a shard summary (64 lowercase hex "
+                                  "digits expected)",
+                                  printable(digest.substr(0, 80))));
+        sb.log_sha256 = digest;
+      }
       s.buckets.push_back(std::move(sb));
     }
     s.path = from;

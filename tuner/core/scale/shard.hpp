@@ -85,6 +85,9 @@ struct ShardBucket {
   std::size_t end = 0;
   std::string log;      ///< the trial log's file name, beside the summary
   BucketResult result;  ///< the slice's search (no runoff: the merge runs it)
+  /// SHA-256 of the trial log as the shard left it: the merge refuses a log that differs (a
+  /// forged or damaged one). Unset in summaries of older tuners (merged with a warning).
+  std::optional<std::string> log_sha256 = std::nullopt;
 };
 
 /// A finished shard's summary: written when every slice of the shard is measured, so its

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/hash.hpp>
+#include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/build/cache_key.hpp>
 #include <tuner/core/build/toolchain.hpp>
@@ -117,6 +119,29 @@ std::optional<std::string> split_difference(const ShardSummary& s, const Space& 
 
 }  // namespace
 
+std::optional<diagnostic> log_problem(const ShardSummary& s, const ShardBucket& b,
+                                      const fs::path& log,
+                                      const std::function<void(const std::string&)>& say) {
+  if (auto d = not_regular_problem(log)) return d;
+  if (!b.log_sha256) {
+    if (say)
+      say(
+          fmt::format("{}: warning: the summary '{}' has no digest of this log (an older tuner "
+                      "wrote it), so it is merged unchecked; run shard {} again to have it "
+                      "checked",
+                      log.string(), s.path.string(), s.shard.str()));
+    return std::nullopt;
+  }
+  const std::string digest = sha256_file(log);
+  if (digest == *b.log_sha256) return std::nullopt;
+  return diagnostic{
+      log.string(), 0, 0,
+      fmt::format("the trial log of shard {} is not the one its summary '{}' describes (sha256 "
+                  "{} here, {} in the summary): it was changed or damaged after the shard "
+                  "finished; run the shard again (tuner run --shard {}) or restore its log",
+                  s.shard.str(), s.path.string(), digest, *b.log_sha256, s.shard.str())};
+}
+
 result<ShardSet> find_shards(const KernelBuild& build, const std::string& arch,
                              const ShardExpectation& expected, const std::vector<fs::path>& dirs) {
   const std::string& kernel = build.manifest.kernel;
@@ -210,6 +235,7 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
       if (!fs::exists(path, ec))
         return fail(path.string(), 0, 0,
                     fmt::format("the trial log of shard {} is missing", s.shard.str()));
+      if (auto d = log_problem(s, b, path, job.say)) return fail(*d);
       result<TrialLog> log = TrialLog::open(path, header);
       if (!log) return fail(log.error());
       for (const std::string& w : log->warnings())
@@ -227,6 +253,8 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
                                   "include paths or headers)",
                                   t.id(), *t.cache_key, key->second));
         trials.push_back(t);
+        // Another process's measurement: the merge checks the finalists among them here.
+        if (!trials.back().shard) trials.back().shard = s.shard.str();
       }
       totals.trials += b.result.trials;
       totals.invalid += b.result.invalid;

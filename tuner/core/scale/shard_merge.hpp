@@ -62,6 +62,13 @@ result<ShardSet> find_shards(const KernelBuild& build, const std::string& arch,
 LogHeader bucket_log_header(const KernelBuild& build, const Bucket& bucket,
                             const std::string& arch);
 
+/// Whether a shard's log `log` of bucket `b` is the one its summary `s` describes (its SHA-256):
+/// a diagnostic naming the log and the fix for one that is not a regular file or differs. A
+/// summary without the digest (an older tuner's) passes, with a warning through `say`.
+std::optional<diagnostic> log_problem(const ShardSummary& s, const ShardBucket& b,
+                                      const std::filesystem::path& log,
+                                      const std::function<void(const std::string&)>& say);
+
 /// One bucket's merge.
 struct BucketMerge {
   const KernelBuild& build;
@@ -74,10 +81,12 @@ struct BucketMerge {
   std::function<void(const std::string&)> say;
 };
 
-/// Combines the shards' logs of the bucket into `merged_log` (each log checked against the
-/// bucket's header, naming every differing field; a log still locked is refused naming its
-/// holder), then runs the search over the measured trials (nothing is measured again) and the
-/// runoff of the two best on one device. The result counts every shard's trials. A diagnostic
+/// Combines the shards' logs of the bucket into `merged_log` (each log checked against its
+/// summary's digest (log_problem) and the bucket's header, naming every differing field; a log
+/// still locked is refused naming its holder), each trial marked with its shard, then runs the
+/// search over the measured trials: the finalists, adopted from the shards, are measured here
+/// (docs/search.md "Adopted trials are checked here"), and the runoff of the two best runs on
+/// one device. The result counts every shard's trials. A diagnostic
 /// for a refused log, a missing log, a trial whose cache key differs from this build's, or a
 /// slice whose incumbent failed; throws as tune_bucket does.
 result<BucketResult> merge_bucket(const BucketMerge& job);
