@@ -10,7 +10,8 @@ and the sources are the build's). Then:
    here, uploaded);
 2. tree B: `tuner warm` must compile nothing (every candidate downloaded), and `tuner run` must
    adopt the search trials A measured, `(remote, measured on <host>)`, and measure here only the
-   incumbents, each bucket's first candidate and the runoff.
+   incumbents, each bucket's first candidate, the adopted finalists once each (the check of
+   adopted trials, docs/search.md "Adopted trials are checked here") and the runoff.
 
 Prints per tree the wall times and counts, per bucket both winners, and a last line
 `store_check: ok (...)` or `store_check: FAIL ...`; exit status 0 or 1.
@@ -89,7 +90,8 @@ def main():
                 phases[t.get("phase", "?")] = phases.get(t.get("phase", "?"), 0) + 1
             record = json.loads(Path(next(iter(m["records"].values()))).read_text())
             winners = {e["bucket"]: e["config"]["id"] for e in record["entries"]}
-            seen[name] = dict(compiles=compiles(m), remote=remote, here=here, winners=winners)
+            seen[name] = dict(compiles=compiles(m), remote=remote, here=here, winners=winners,
+                              sources={e.get("source") for e in record["entries"]})
             print(f"{kernel}: tree {name}: warm {warm:.1f} s, {compiles(m)} compiled; "
                   f"run {tune:.1f} s, {len(here)} trials measured here "
                   f"({', '.join(f'{k} {v}' for k, v in sorted(phases.items()))}), "
@@ -103,8 +105,16 @@ def main():
             failures.append(f"{kernel}: tree a adopted {len(a['remote'])} trials from an empty store")
         if not b["remote"]:
             failures.append(f"{kernel}: tree b adopted no trial")
-        searched_here = [t for t in b["here"] if t.get("phase") == "search"]
+        checks = [t for t in b["here"] if t.get("checks")]
+        searched_here = [t for t in b["here"] if t.get("phase") == "search" and not t.get("checks")]
         buckets = len(b["winners"])
+        disagreed = [t["config_id"] for t in checks if not t["checks"]["agreed"]]
+        print(f"{kernel}: tree b measured {len(checks)} adopted finalists here to check them, "
+              f"{len(disagreed)} disagreeing by more than 3% ({', '.join(disagreed) or 'none'})")
+        if not checks:
+            failures.append(f"{kernel}: tree b checked no adopted finalist here")
+        if b["sources"] != {"measured"}:
+            failures.append(f"{kernel}: tree b's record has a median it did not measure")
         if len(searched_here) > 2 * buckets:
             failures.append(f"{kernel}: tree b measured {len(searched_here)} search trials here, "
                             f"more than each bucket's first candidate and incumbent")
