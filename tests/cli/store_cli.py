@@ -166,8 +166,10 @@ class StoreCli(unittest.TestCase):
                        env=clitest.env(FAKE_SIDE=side_b, **env))
         self.assertEqual(r.returncode, 0, r.stderr)
         measured_b = [l for l in side_b.read_text().splitlines() if l.startswith("measure ")]
-        # Only the incumbent of each bucket; the runoff still runs here.
-        self.assertEqual(measured_b, ["measure BLOCK=64", "measure BLOCK=64"])
+        # Only the incumbent of each bucket, and the two adopted finalists once each to check
+        # them (issue 35); the runoff still runs here.
+        self.assertEqual(measured_b,
+                         ["measure BLOCK=64", "measure BLOCK=2048", "measure BLOCK=1024"] * 2)
         self.assertIn("runoff ", side_b.read_text())
         self.assertIn("(remote, measured on ", r.stderr)
         log = self.dir / "b" / "build" / "tune" / "saxpy" / "sm_90" / "large.trials.jsonl"
@@ -175,6 +177,12 @@ class StoreCli(unittest.TestCase):
         remote = [t for t in trials if "remote" in t]
         self.assertEqual(len(remote), CANDIDATES - 1)
         self.assertTrue(all(t["phase"] == "search" for t in remote))
+        checks = [t for t in trials if "checks" in t]
+        self.assertEqual([t["config_id"] for t in checks], ["BLOCK=2048", "BLOCK=1024"])
+        self.assertTrue(all(t["checks"]["agreed"] and "remote" not in t for t in checks))
+        self.assertIn("(measured here to check ", r.stderr)
+        record = json.loads((self.dir / "b" / "src" / "saxpy.json").read_text())
+        self.assertEqual({e["source"] for e in record["entries"]}, {"measured"})
         # --no-remote-trials: a third tree measures everything itself.
         c = self.tree("c")
         self.warm(c, self.url)

@@ -575,6 +575,12 @@ TEST_F(RemoteStoreTest, PlantedSharedTrialsAreCheckedHereAndReplaced) {
   EXPECT_NE(warnings[0].find("the remote store (measured on mallory) said 0.3 ms"),
             std::string::npos)
       << warnings[0];
+  const std::string line =
+      describe_trial(Progress{5, 5, out->trials[3], false, std::nullopt, 0, std::nullopt});
+  EXPECT_NE(line.find("BLOCK=256 4.0000 ms (10 reps) (measured here to check 0.3 ms from the "
+                      "remote store (measured on mallory): discarded)"),
+            std::string::npos)
+      << line;
   // What was measured here replaced the planted trials in the store.
   for (const auto& [i, key] : planted) {
     std::optional<json> j = r->get_json("ac/" + key);

@@ -399,6 +399,10 @@ std::string describe_trial(const Progress& p) {
   if (t.remote)
     from = fmt::format(" (remote, measured on {}{})", printable(one_line(*t.remote)),
                        t.device ? ", " + printable(one_line(*t.device)) : "");
+  if (t.checks)
+    from =
+        fmt::format(" (measured here to check {:.4g} ms from {}: {})", t.checks->median_ms,
+                    printable(one_line(t.checks->from)), t.checks->agreed ? "agrees" : "discarded");
   std::string progress;
   if (p.best) progress = fmt::format("; best {:.4f} ms", *p.best);
   if (p.remaining_s && p.done < p.total)
