@@ -1,10 +1,13 @@
 #include <tuner/core/base/atomic_file.hpp>
 
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include <tuner/core/base/result.hpp>
 
 #include "test_dir.hpp"
 
@@ -33,6 +36,24 @@ TEST(AtomicFile, WriteIfChangedLeavesTheSameBytesAlone) {
   EXPECT_NE(fs::last_write_time(path), old_time);
   EXPECT_TRUE(write_file_if_changed(path, ""));
   EXPECT_EQ(read(path), "");
+}
+
+// The streamed form writes what its producer writes; a producer that throws leaves the old file
+// and no temporary behind.
+TEST(AtomicFile, AStreamedWriteIsAllOrNothing) {
+  const fs::path dir = test::fresh_test_dir("AtomicFileStream");
+  const fs::path path = dir / "export.json";
+  const std::string big(300000, 'x');  // more than one 64 KiB block
+  write_file_atomic(path, [&](std::ostream& out) { out << "[" << big << "]\n"; });
+  EXPECT_EQ(read(path), "[" + big + "]\n");
+  EXPECT_THROW(write_file_atomic(path,
+                                 [&](std::ostream& out) {
+                                   out << big;
+                                   throw error("the log went away");
+                                 }),
+               error);
+  EXPECT_EQ(read(path), "[" + big + "]\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
 }
 
 }  // namespace

@@ -810,5 +810,15 @@ TEST_F(RemoteStoreTest, TlsIsVerifiedAgainstTheSystemOrTheGivenCaBundle) {
 
 #endif
 
+// A shared trial is text anyone who can PUT wrote: one nesting 100,000 arrays deep is refused
+// before it is parsed (a copy of it, as shared_trial_from_json makes, would recurse that deep).
+TEST(RemoteStoreJson, DeepTextIsRefusedLikeText) {
+  EXPECT_EQ(parse_store_json(R"({"schema_version": 1, "trial": {}})"),
+            nlohmann::json({{"schema_version", 1}, {"trial", nlohmann::json::object()}}));
+  EXPECT_FALSE(parse_store_json("<html>It works</html>"));
+  EXPECT_FALSE(parse_store_json(R"({"trial": )" + std::string(100000, '[') +
+                                std::string(100000, ']') + "}"));
+}
+
 }  // namespace
 }  // namespace tune

@@ -154,6 +154,21 @@ TEST(ShardTest, SummaryRoundTrips) {
             "bad log name '../escape.jsonl' in a shard summary");
 }
 
+// Found while writing the shard_summary fuzz target: a summary whose `bench` nests 200,000
+// arrays deep parsed, then overflowed the stack when it was copied. Refused before parsing now,
+// as every other JSON reader does.
+TEST(ShardTest, DeepSummaryIsRefusedNotCrashed) {
+  const std::filesystem::path dir = test::fresh_test_dir("shard_test_deep");
+  const auto path = dir / "shard-1-of-2.json";
+  std::ofstream(path, std::ios::binary)
+      << R"({"schema_version": 1, "bench": )" << std::string(200000, '[')
+      << std::string(200000, ']') << "}";
+  result<ShardSummary> back = ShardSummary::load(path);
+  ASSERT_FALSE(back);
+  EXPECT_EQ(back.error().message, "arrays and objects nest deeper than 64 levels");
+  EXPECT_EQ(back.error().column, 32 + 63);  // the 64th bracket: the summary is the first level
+}
+
 TEST(ShardTest, ParsesDeviceLists) {
   EXPECT_EQ(parse_device_list("0,1, 3").value(), (std::vector<int>{0, 1, 3}));
   EXPECT_EQ(parse_device_list("2").value(), (std::vector<int>{2}));

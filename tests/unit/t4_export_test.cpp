@@ -1,5 +1,6 @@
 #include <tuner/core/record/t4_export.hpp>
 
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -262,6 +263,49 @@ TEST(T4ExportTest, ParsingRefusesWhatIsNotATrialLog) {
             "x.jsonl:1: error: the header's 'tuner' must be a string");
   EXPECT_EQ(message(R"({"log_schema":7,"tuner":"t","space_hash":"h","arch":""})"),
             "x.jsonl:1: error: a log of schema 7; this tuner reads schema 1");
+}
+
+// The streamed document is byte for byte what dumping the whole document writes (what `tuner
+// export` printed before it streamed), with no result, one, and several across two logs.
+TEST(T4ExportTest, TheStreamedTextIsTheDocumentsOwnDump) {
+  for (std::size_t n : {0, 1, 5}) {
+    std::stringstream results;
+    T4Writer writer(results);
+    ExportLog a = log_of("a.jsonl", {});
+    ASSERT_FALSE(writer.begin(a.path, a.header));
+    for (std::size_t i = 0; i < n; ++i)
+      writer.add(i % 2 ? invalid("timed out after 1 s")
+                       : measured(0.1 + static_cast<double>(i), 0.1, 10));
+    ASSERT_FALSE(writer.begin("b.jsonl", a.header));
+    writer.add(measured(0.5, 0.4, 3));
+    std::ostringstream text;
+    writer.finish(results, text);
+    const json doc = json::parse(text.str());
+    EXPECT_EQ(text.str(), doc.dump(2) + "\n") << n;
+    EXPECT_EQ(doc["results"].size(), n + 1);
+  }
+}
+
+// read_export_log hands on trials as it reads: a log of another search is refused at its
+// header, before any of its trials reach the writer.
+TEST(T4ExportTest, AStreamedLogOfAnotherSearchStopsAtItsHeader) {
+  std::stringstream results;
+  T4Writer writer(results);
+  ExportLog a = log_of("a.jsonl", {});
+  ASSERT_FALSE(writer.begin(a.path, a.header));
+  std::istringstream in(
+      std::string(header_line).replace(std::string(header_line).find("sm_90"), 5, "sm_80") + "\n" +
+      to_json_line(measured(0.1, 0.1, 3)) + "\n");
+  LogLines lines("b.jsonl", in);
+  std::size_t trials = 0;
+  std::optional<diagnostic> problem = read_export_log(
+      lines, [&](const LogHeader& h) { return writer.begin("b.jsonl", h); },
+      [&](Trial&&) { ++trials; }, [](std::string&&) {});
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->str(),
+            "b.jsonl:1: error: cannot merge with 'a.jsonl', a log of another search: arch "
+            "'sm_80' (this log) vs 'sm_90' ('a.jsonl')");
+  EXPECT_EQ(trials, 0u);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 // trial log), 3 the page cannot be written.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -32,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -41,12 +43,16 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/log_reader.hpp>
+#include <tuner/cli/report_plots.hpp>
 #include <tuner/cli/report_tables.hpp>
+#include <tuner/cli/scratch_file.hpp>
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/log_lines.hpp>
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/record/html_plot.hpp>
+#include <tuner/core/search/overhead.hpp>
 
 namespace tune::cli {
 namespace {
@@ -65,187 +71,59 @@ std::string escape(std::string_view text) {
   return html_escape(text);
 }
 
-// A y axis for times: linear, or log10 when they span more than 10x.
-struct Scale {
-  double lo, hi;
-  bool log;
-  double top, bottom;  // pixel rows of hi and lo
-  double y(double v) const {
-    const double a = log ? std::log10(lo) : lo;
-    const double b = log ? std::log10(hi) : hi;
-    const double x = log ? std::log10(v) : v;
-    const double f = b > a ? (x - a) / (b - a) : 0.5;
-    return bottom - f * (bottom - top);
+// What a section says of one log, gathered a trial at a time: counts, the best trial, the first
+// runoff's statistics, per config what the tables need, per reason its configs, the plots'
+// marks. Memory grows with the configs, not the trials (but for the time plot's points).
+struct LogDigest {
+  std::string path;
+  json header;
+  bool maximize = false;
+  std::vector<std::string> warnings;
+  std::size_t trials = 0, measured = 0, prior_guided = 0;
+  std::optional<json> best;  // {config_id, median_ms, phase} of the best non-runoff trial
+  double best_median = 0;
+  json runoff;  // the first runoff statistics, or null
+  ConstantParams constant;
+  std::map<std::string, ConfigDigest> configs;
+  struct Reason {
+    std::size_t trials = 0;
+    std::vector<json> configs;  // {config_id, params} of each distinct one, in order
+    std::set<std::string> seen;
+  };
+  std::map<std::string, Reason> reasons;
+  std::unique_ptr<TrialMarks> marks = std::make_unique<TrialMarks>();
+  std::optional<TimePlot> time;
+  OverheadTally overhead;
+
+  void add(const json& t) {
+    ++trials;
+    if (t.contains("prior_rank")) ++prior_guided;
+    constant.add(t);
+    add_config_trial(configs, t, maximize);
+    if (const auto m = median_of(t)) {
+      ++measured;
+      if (t.value("phase", "") != "runoff" && (!best || better(*m, best_median, maximize))) {
+        best = json{{"config_id", field(t, "config_id")}, {"phase", field(t, "phase")}};
+        best_median = *m;
+      }
+    } else {
+      Reason& r = reasons[field(t, "reason")];
+      ++r.trials;
+      json c = {{"config_id", t.value("config_id", json())}};
+      if (auto p = t.find("params"); p != t.end()) c["params"] = *p;
+      if (r.seen.insert(c.dump()).second) r.configs.push_back(std::move(c));
+    }
+    // Both finalists' runoff lines carry the same statistics: the first will do.
+    if (auto r = t.find("runoff"); runoff.is_null() && r != t.end() && r->is_object()) runoff = *r;
+    marks->add(t);
+    time->add(t);
   }
 };
 
-// "Trials in order": each trial's median at its place in the run.
-std::string order_plot(const std::vector<json>& trials, bool maximize) {
-  std::vector<double> times;
-  for (const json& t : trials)
-    if (auto m = median_of(t)) times.push_back(*m);
-  const double width = 720, height = 300, left = 70, right = 20, top = 30, bottom = 260;
-  std::string svg = fmt::format(
-      "<svg class=\"plot\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\">\n", width,
-      height, width, height);
-  if (times.empty()) {
-    svg += "<text x=\"20\" y=\"40\">no measured trial</text>\n</svg>\n";
-    return svg;
-  }
-  const auto [lo_it, hi_it] = std::minmax_element(times.begin(), times.end());
-  Scale s{*lo_it * 0.95, *hi_it * 1.05, *hi_it / *lo_it > 10, top, bottom};
-  const std::size_t n = trials.size();
-  auto x = [&](std::size_t i) {
-    return n <= 1 ? (left + width - right) / 2
-                  : left + (width - right - left) * static_cast<double>(i) /
-                               static_cast<double>(n - 1);
-  };
-  // Axes, and ticks at the low end, the high end and between.
-  svg += fmt::format(
-      "<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>"
-      "<line class=\"axis\" x1=\"{0}\" y1=\"{2}\" x2=\"{3}\" y2=\"{2}\"/>\n",
-      left, top - 10, bottom, width - right);
-  for (int k = 0; k <= 4; ++k) {
-    const double f = k / 4.0;
-    const double v =
-        s.log ? std::pow(10.0, std::log10(s.lo) + f * (std::log10(s.hi) - std::log10(s.lo)))
-              : s.lo + f * (s.hi - s.lo);
-    svg += fmt::format(
-        "<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:.4g}</text>\n",
-        left - 6, s.y(v) + 4, v);
-  }
-  svg += fmt::format(
-      "<text class=\"label\" x=\"{}\" y=\"{}\">{}{}</text>"
-      "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">trial</text>\n",
-      4, 16, maximize ? "score" : "median ms", s.log ? " (log scale)" : "", width - right,
-      height - 8);
-  svg += fmt::format(
-      "<text class=\"tick\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">1</text>"
-      "<text class=\"tick\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-      x(0), bottom + 16, x(n - 1), bottom + 16, n);
-  // The best so far among the required and search trials.
-  std::string path;
-  std::optional<double> best;
-  for (std::size_t i = 0; i < n; ++i) {
-    const json& t = trials[i];
-    const auto m = median_of(t);
-    if (!m || t.value("phase", "") == "runoff") continue;
-    if (!best || better(*m, *best, maximize)) {
-      if (best) path += fmt::format(" L{:.1f},{:.1f}", x(i), s.y(*best));
-      best = *m;
-      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", x(i), s.y(*best));
-    }
-  }
-  if (best) path += fmt::format(" L{:.1f},{:.1f}", x(n - 1), s.y(*best));
-  if (!path.empty()) svg += "<path class=\"best\" d=\"" + path + "\"/>\n";
-  for (std::size_t i = 0; i < n; ++i) {
-    const json& t = trials[i];
-    const std::string title =
-        escape(fmt::format("#{} {}: {}", i + 1, field(t, "config_id"),
-                           median_of(t) ? ms(*median_of(t)) : "invalid: " + field(t, "reason")));
-    if (const auto m = median_of(t)) {
-      const std::string phase = t.value("phase", "search");
-      const double cx = x(i), cy = s.y(*m);
-      if (t.contains("prior_rank"))  // measured first as one of the prior's best
-        svg += fmt::format(
-            "<path class=\"prior\" d=\"M{:.1f},{:.1f} l5,8 l-10,0 z\"><title>{} (prior #{})"
-            "</title></path>\n",
-            cx, cy - 5, title, t["prior_rank"].dump());
-      else if (phase == "required")
-        svg += fmt::format(
-            "<rect class=\"required\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"8\" height=\"8\">"
-            "<title>{}</title></rect>\n",
-            cx - 4, cy - 4, title);
-      else if (phase == "runoff")
-        svg += fmt::format(
-            "<path class=\"runoff\" d=\"M{:.1f},{:.1f} l5,5 l-5,5 l-5,-5 z\"><title>{}</title>"
-            "</path>\n",
-            cx, cy - 5, title);
-      else
-        svg += fmt::format(
-            "<circle class=\"search\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\"><title>{}</title>"
-            "</circle>\n",
-            cx, cy, title);
-    } else {
-      svg += fmt::format(
-          "<path class=\"invalid\" d=\"M{0:.1f},{1:.1f} l8,8 M{2:.1f},{1:.1f} l-8,8\">"
-          "<title>{3}</title></path>\n",
-          x(i) - 4, top - 22, x(i) + 4, title);
-    }
-  }
-  svg += "</svg>\n";
-  return svg;
-}
-
-// Seconds from `first` to the trial's time stamp (UTC, whole seconds), or nullopt.
-std::optional<double> seconds_since(const json& t, std::time_t first) {
-  std::tm tm{};
-  const std::string stamp = field(t, "time");
-  if (::strptime(stamp.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr) return std::nullopt;
-  return std::difftime(::timegm(&tm), first);
-}
-
-// "Best so far against time": the strategy's progress in wall-clock seconds since the first
-// trial (time stamps have whole seconds), the runoff's start marked.
-std::string time_plot(const std::vector<json>& trials, bool maximize) {
-  std::tm tm{};
-  if (trials.empty() ||
-      ::strptime(field(trials.front(), "time").c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr)
-    return "<p>no time stamps</p>\n";
-  const std::time_t first = ::timegm(&tm);
-  PlotSeries best{"best so far", "best", {}, true};
-  PlotAxes axes;
-  axes.x_label = "seconds since the first trial";
-  axes.y_label = maximize ? "best score" : "best median ms";
-  axes.mark_label = "the runoff starts";
-  std::optional<double> best_v;
-  for (const json& t : trials) {
-    const std::optional<double> at = seconds_since(t, first);
-    if (!at) continue;
-    if (t.value("phase", "") == "runoff") {
-      if (axes.vertical_marks.empty()) axes.vertical_marks.push_back(*at);
-      continue;
-    }
-    const auto m = median_of(t);
-    if (m && (!best_v || better(*m, *best_v, maximize))) best_v = *m;
-    if (best_v) best.points.emplace_back(*at, *best_v);
-  }
-  if (best.points.empty()) return "<p>no measured trial</p>\n";
-  const auto [lo, hi] =
-      std::minmax_element(best.points.begin(), best.points.end(),
-                          [](const auto& a, const auto& b) { return a.second < b.second; });
-  axes.log_y = lo->second > 0 && hi->second / lo->second > 10;
-  return line_plot({best}, axes);
-}
-
-// Trials the search measured first as the prior's best (`prior_rank`).
-std::size_t prior_guided(const std::vector<json>& trials) {
-  return static_cast<std::size_t>(std::count_if(
-      trials.begin(), trials.end(), [](const json& t) { return t.contains("prior_rank"); }));
-}
-
-std::string section(const LogFile& log) {
+void section(std::ostream& page, LogDigest& log) {
   const json& h = log.header;
-  const std::vector<json>& trials = log.trials;
-  const bool maximize = h.value("objective", "minimize") == "maximize";
-  std::size_t measured = 0;
-  const json* best = nullptr;
-  const json* runoff = nullptr;
-  const std::map<std::string, std::string> constant = constant_params(trials);
-  std::map<std::string, std::vector<std::string>> reasons;  // reason -> config labels
-  for (const json& t : trials) {
-    if (const auto m = median_of(t)) {
-      ++measured;
-      if (t.value("phase", "") != "runoff" &&
-          (best == nullptr || better(*m, *median_of(*best), maximize)))
-        best = &t;
-    } else {
-      reasons[field(t, "reason")].push_back(config_label(t, constant));  // one per trial
-    }
-    // Both finalists' runoff lines carry the same statistics: the first will do.
-    if (auto r = t.find("runoff"); runoff == nullptr && r != t.end() && r->is_object())
-      runoff = &*r;
-  }
+  const bool maximize = log.maximize;
+  const std::map<std::string, std::string> constant = log.constant.result();
   std::string out =
       fmt::format("<section>\n<h2>{}</h2>\n<table class=\"meta\">\n", escape(field(h, "tuner")));
   for (auto [name, key] :
@@ -273,21 +151,20 @@ std::string section(const LogFile& log) {
         escape(join(parts, ", ")));
   }
   out += "</table>\n";
-  out += fmt::format("<p class=\"summary\">{} trials: {} measured, {} invalid.", trials.size(),
-                     measured, trials.size() - measured);
-  if (const std::size_t guided = prior_guided(trials); guided > 0)
-    out += fmt::format(" {} guided by the prior.", guided);
-  if (best != nullptr)
-    out +=
-        fmt::format(" {}: <b>{}</b> at {} (phase {}).",
-                    maximize ? "Highest score" : "Lowest median", escape(field(*best, "config_id")),
-                    maximize ? fmt::format("{:.4g}", *median_of(*best)) : ms(*median_of(*best)),
-                    escape(field(*best, "phase")));
-  if (runoff != nullptr)
-    out += fmt::format(" Runoff: <b>{}</b> wins ({}).", escape(field(*runoff, "winner")),
-                       escape(field(*runoff, "outcome")));
+  out += fmt::format("<p class=\"summary\">{} trials: {} measured, {} invalid.", log.trials,
+                     log.measured, log.trials - log.measured);
+  if (log.prior_guided > 0) out += fmt::format(" {} guided by the prior.", log.prior_guided);
+  if (log.best)
+    out += fmt::format(" {}: <b>{}</b> at {} (phase {}).",
+                       maximize ? "Highest score" : "Lowest median",
+                       escape(field(*log.best, "config_id")),
+                       maximize ? fmt::format("{:.4g}", log.best_median) : ms(log.best_median),
+                       escape(field(*log.best, "phase")));
+  if (!log.runoff.is_null())
+    out += fmt::format(" Runoff: <b>{}</b> wins ({}).", escape(field(log.runoff, "winner")),
+                       escape(field(log.runoff, "outcome")));
   out += "</p>\n";
-  if (std::optional<OverheadSummary> o = log_overhead(log)) {
+  if (std::optional<OverheadSummary> o = log.overhead.summary()) {
     std::string text = describe_overhead(*o);
     const std::size_t nl = text.find('\n');
     out += fmt::format("<p class=\"summary\">{}<br>{}</p>\n", escape(text.substr(0, nl)),
@@ -296,46 +173,50 @@ std::string section(const LogFile& log) {
   if (maximize)
     out += "<p>This log maximizes a score: the plots show the scores, higher is better.</p>\n";
   // The two plots side by side where the page is wide enough.
-  out += "<div class=\"row\">\n<div>\n<h3>Trials in order</h3>\n" + order_plot(trials, maximize);
-  out +=
+  out += "<div class=\"row\">\n<div>\n<h3>Trials in order</h3>\n";
+  page << out;
+  order_plot(page, *log.marks, maximize);
+  out =
       "<p class=\"legend\"><span class=\"k-required\">&#9632;</span> required "
       "<span class=\"k-search\">&#9679;</span> search "
       "<span class=\"k-runoff\">&#9670;</span> runoff " +
-      std::string(prior_guided(trials) > 0 ? "<span class=\"k-prior\">&#9650;</span> prior's best "
-                                           : "") +
+      std::string(log.prior_guided > 0 ? "<span class=\"k-prior\">&#9650;</span> prior's best "
+                                       : "") +
       "<span class=\"k-invalid\">&#10005;</span> invalid "
       "<span class=\"k-best\">&#9472;</span> best so far</p>\n</div>\n";
-  out += "<div>\n<h3>Best so far against time</h3>\n" + time_plot(trials, maximize) +
-         "</div>\n</div>\n";
+  out += "<div>\n<h3>Best so far against time</h3>\n" + log.time->svg() + "</div>\n</div>\n";
   out += std::string("<h3>Configs by ") + (maximize ? "score" : "median") + "</h3>\n" +
-         bars(trials, maximize, constant);
-  out += "<h3>Which params matter</h3>\n" + importance(trials, maximize, constant);
-  if (!reasons.empty()) {
+         bars(log.configs, maximize, constant);
+  out += "<h3>Which params matter</h3>\n" + importance(log.configs, maximize, constant);
+  if (!log.reasons.empty()) {
     out +=
         "<h3>Invalid trials by reason</h3>\n<table class=\"list\">\n"
         "<tr><th class=\"reason\">reason</th><th>trials</th><th>configs</th></tr>\n";
-    std::vector<std::pair<std::string, std::vector<std::string>>> sorted(reasons.begin(),
-                                                                         reasons.end());
+    std::vector<std::pair<std::string, const LogDigest::Reason*>> sorted;
+    for (const auto& [reason, r] : log.reasons)
+      sorted.emplace_back(reason, &r);
     std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-      return a.second.size() > b.second.size();
+      return a.second->trials > b.second->trials;
     });
-    for (const auto& [reason, trials_of] : sorted) {
+    for (const auto& [reason, r] : sorted) {
       // Each config once (a config retried on resume fails again with the same reason).
       std::vector<std::string> configs;
-      for (const std::string& c : trials_of)
-        if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+      for (const json& c : r->configs)
+        if (std::string label = config_label(c, constant);
+            std::find(configs.begin(), configs.end(), label) == configs.end())
+          configs.push_back(std::move(label));
       std::string list;
       for (std::size_t i = 0; i < configs.size() && i < 5; ++i)
         list += (i ? "; " : "") + configs[i];
       if (configs.size() > 5) list += fmt::format("; and {} more", configs.size() - 5);
       out += fmt::format("<tr><td class=\"reason\">{}</td><td>{}</td><td>{}</td></tr>\n",
-                         escape(reason), trials_of.size(), list);
+                         escape(reason), r->trials, list);
     }
     out += "</table>\n";
   }
-  if (runoff != nullptr) {
+  if (!log.runoff.is_null()) {
     out += "<h3>Runoff</h3>\n<table class=\"meta\">\n";
-    for (const auto& [key, value] : runoff->items())
+    for (const auto& [key, value] : log.runoff.items())
       out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape(key),
                          escape(value.is_string() ? value.get<std::string>() : value.dump()));
     out += "</table>\n";
@@ -343,13 +224,13 @@ std::string section(const LogFile& log) {
   for (const std::string& w : log.warnings)
     out += fmt::format("<p class=\"warning\">{}</p>\n", escape(w));
   out += "</section>\n";
-  return out;
+  page << out;
 }
 
 // Where a log's time went (the page's summary lines) as data, in seconds; null when no trial
 // says.
-json costs(const LogFile& log) {
-  const std::optional<OverheadSummary> o = log_overhead(log);
+json costs(const LogDigest& log) {
+  const std::optional<OverheadSummary> o = log.overhead.summary();
   if (!o) return nullptr;
   return {{"timed_trials", o->trials},
           {"wall_s", o->total.wall_ms / 1000},
@@ -362,36 +243,22 @@ json costs(const LogFile& log) {
 }
 
 // One log's summary for --json: what the page's summary line says, as data.
-json log_summary(const LogFile& log) {
-  const bool maximize = log.header.value("objective", "minimize") == "maximize";
-  std::size_t measured = 0;
-  const json* best = nullptr;
-  json runoff_winner = nullptr;
-  for (const json& t : log.trials) {
-    if (const auto m = median_of(t)) {
-      ++measured;
-      if (t.value("phase", "") != "runoff" &&
-          (best == nullptr || better(*m, *median_of(*best), maximize)))
-        best = &t;
-    }
-    if (auto r = t.find("runoff"); runoff_winner.is_null() && r != t.end() && r->is_object())
-      runoff_winner = field(*r, "winner");
-  }
+json log_summary(const LogDigest& log) {
   json best_json = nullptr;
-  if (best != nullptr)
-    best_json = {{"id", field(*best, "config_id")},
-                 {"median_ms", *median_of(*best)},
-                 {"phase", field(*best, "phase")}};
+  if (log.best)
+    best_json = {{"id", field(*log.best, "config_id")},
+                 {"median_ms", log.best_median},
+                 {"phase", field(*log.best, "phase")}};
   return {{"log", log.path},
           {"tuner", field(log.header, "tuner")},
-          {"objective", maximize ? "maximize" : "minimize"},
-          {"trials", log.trials.size()},
-          {"measured", measured},
-          {"invalid", log.trials.size() - measured},
+          {"objective", log.maximize ? "maximize" : "minimize"},
+          {"trials", log.trials},
+          {"measured", log.measured},
+          {"invalid", log.trials - log.measured},
           {"best", best_json},
-          {"runoff_winner", runoff_winner},
+          {"runoff_winner", log.runoff.is_null() ? json() : json(field(log.runoff, "winner"))},
           {"prior", log.header.value("prior", json())},
-          {"prior_guided", prior_guided(log.trials)},
+          {"prior_guided", log.prior_guided},
           {"costs", costs(log)},
           {"warnings", log.warnings}};
 }
@@ -419,11 +286,14 @@ int run_report(const ReportOptions& opt) {
       files.push_back(input);
     }
   }
-  std::string body;
+  // The sections go to a scratch file as each log is read (the page's first line counts the
+  // trials of every log); the page is written from it.
+  ScratchFile body;
   std::size_t trials = 0;
   json summaries = json::array();
   for (const std::string& file : files) {
-    if (auto d = not_regular_problem(file)) {  // /dev/zero would be read until memory ends
+    // /dev/zero would be read until memory ends; a log over the limit is refused as export does.
+    if (auto d = log_file_problem(file)) {
       fmt::print(stderr, "{}\n", d->str());
       return exit_bad_input;
     }
@@ -432,25 +302,45 @@ int run_report(const ReportOptions& opt) {
       fmt::print(stderr, "tuner report: error: cannot read '{}'\n", file);
       return exit_bad_input;
     }
-    result<LogFile> log = read_log(file, in);  // streamed: a huge line is never held whole
-    if (!log) {
-      fmt::print(stderr, "{}\n", log.error().str());
+    LogDigest log;
+    log.path = file;
+    LogLines lines(file, in);
+    std::optional<diagnostic> problem = visit_log(lines, {[&](const json& header, bool maximize) {
+                                                            log.header = header;
+                                                            log.maximize = maximize;
+                                                            log.time.emplace(maximize);
+                                                          },
+                                                          [&](const json& t, const Trial& parsed) {
+                                                            log.add(t);
+                                                            log.overhead.add(parsed);
+                                                          },
+                                                          [&](std::string&& w) {
+                                                            fmt::print(stderr, "{}\n", w);
+                                                            log.warnings.push_back(std::move(w));
+                                                          }});
+    if (problem) {
+      fmt::print(stderr, "{}\n", problem->str());
       return exit_bad_input;
     }
-    for (const std::string& w : log->warnings)
-      fmt::print(stderr, "{}\n", w);
-    trials += log->trials.size();
-    body += section(*log);
-    if (opt.json) summaries.push_back(log_summary(*log));
+    trials += log.trials;
+    section(body.stream(), log);
+    if (opt.json) summaries.push_back(log_summary(log));
   }
   // --json alone is for scripts reading stdout: no page unless -o asks for one.
   const bool write_page = !opt.json || opt.output_given;
   if (write_page) {
-    const std::string page = html_page(
-        "tune report", fmt::format("<h1>tune report</h1>\n<p>{} trial log{}, {} trials.</p>\n{}",
-                                   files.size(), files.size() == 1 ? "" : "s", trials, body));
+    // The page around a mark where its body goes (html_page escapes the title, not the body).
+    const std::string frame = html_page("tune report", "\x01");
+    const std::size_t at = frame.find('\x01');
     try {
-      write_file_atomic(opt.output, page);
+      std::istream& sections = body.rewind();
+      write_file_atomic(opt.output, [&](std::ostream& out) {
+        out.write(frame.data(), static_cast<std::streamsize>(at));
+        out << fmt::format("<h1>tune report</h1>\n<p>{} trial log{}, {} trials.</p>\n",
+                           files.size(), files.size() == 1 ? "" : "s", trials);
+        if (sections.peek() != std::char_traits<char>::eof()) out << sections.rdbuf();
+        out << frame.substr(at + 1);
+      });
     } catch (const std::exception& e) {
       fmt::print(stderr, "tuner report: error: {}\n", e.what());
       return exit_environment;

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -24,8 +25,10 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/log_reader.hpp>
+#include <tuner/cli/scratch_file.hpp>
 #include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/log_lines.hpp>
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/record/record.hpp>
@@ -133,67 +136,140 @@ int show_record(const ShowOptions& opt, const std::string& content) {
   return exit_ok;
 }
 
+// A table of many rows (a log's trials) printed as print_table prints one, without holding
+// them: each row's cells go to a scratch file as they come, with the widths so far, and are
+// printed from there at the end.
+class StreamedTable {
+ public:
+  void add(const std::vector<std::string>& raw) {
+    std::ostream& out = scratch_.stream();
+    out << raw.size() << '\n';
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      const std::string cell = printable(raw[i]);
+      if (width_.size() <= i) width_.push_back(0);
+      width_[i] = std::max(width_[i], cell.size());
+      out << cell.size() << '\n' << cell;
+    }
+  }
+  void print() {
+    std::istream& in = scratch_.rewind();
+    std::size_t cells = 0;
+    std::string cell;
+    while (in >> cells) {
+      std::string line;
+      for (std::size_t i = 0; i < cells; ++i) {
+        std::size_t size = 0;
+        in >> size;
+        in.get();  // the newline after the size
+        cell.resize(size);
+        in.read(cell.data(), static_cast<std::streamsize>(size));
+        line += cell;
+        if (i + 1 < cells) line += std::string(width_[i] - cell.size() + 2, ' ');
+      }
+      while (!line.empty() && line.back() == ' ')
+        line.pop_back();
+      fmt::print("{}\n", line);
+    }
+  }
+
+ private:
+  ScratchFile scratch_;
+  std::vector<std::size_t> width_;
+};
+
+// The log a line at a time: what is printed per trial is written as it comes (--json) or kept
+// in a scratch file until the column widths are known; memory holds the best trial and the
+// counts, not the trials.
 int show_log(const ShowOptions& opt) {
-  result<LogFile> log = read_log_file(opt.file);  // streamed: a huge line is never held whole
-  if (!log) {
-    fmt::print(stderr, "{}\n", log.error().str());
+  if (auto d = log_file_problem(opt.file)) {  // as export: not a device, not over the limit
+    fmt::print(stderr, "{}\n", d->str());
     return exit_bad_input;
   }
-  for (const std::string& w : log->warnings)
-    fmt::print(stderr, "{}\n", w);
-  const json* header = &log->header;
-  const std::vector<json>& trials = log->trials;
-  if (opt.json) {
-    fmt::print("{}\n", dump_json(json{{"header", *header}, {"trials", trials}}, 2));
+  std::ifstream in(opt.file, std::ios::binary);
+  LogLines lines(opt.file, in);
+  bool maximize = false;
+  json header;
+  std::optional<JsonArrayWriter> json_out;  // --json
+  std::optional<StreamedTable> rows;        // the table
+  std::size_t trials = 0;
+  int measured = 0;
+  std::optional<std::pair<std::string, double>> best;  // config_id, median
+  OverheadTally overhead;
+  std::optional<diagnostic> problem = visit_log(
+      lines, {[&](const json& h, bool max) {
+                header = h;
+                maximize = max;
+                std::fflush(stdout);
+                if (opt.json) {
+                  json_out.emplace(std::cout, json{{"header", header}, {"trials", json::array()}},
+                                   "trials");
+                  json_out->start();
+                  return;
+                }
+                rows.emplace();
+                rows->add({"#", "config", "state", "median_ms", "min_ms", "reps", "phase", "note"});
+              },
+              [&](const json& t, const Trial& parsed) {
+                ++trials;
+                overhead.add(parsed);
+                if (json_out) {
+                  json_out->add(t);
+                  return;
+                }
+                std::string state = text(t, "state");
+                std::vector<std::string> notes;
+                if (state == "invalid") notes.push_back(text(t, "reason"));
+                if (t.value("batched", false)) notes.push_back("batched");
+                if (auto r = t.find("runoff"); r != t.end() && r->is_object())
+                  notes.push_back("runoff: " + text(*r, "outcome"));
+                if (auto w = t.find("warnings"); w != t.end() && w->is_array())
+                  for (const auto& s : *w)
+                    notes.push_back(s.is_string() ? s.get<std::string>() : s.dump());
+                std::string note;
+                for (const auto& n : notes)
+                  note += (note.empty() ? "" : "; ") + n;
+                rows->add({std::to_string(trials), text(t, "config_id"), state,
+                           ms(t.value("median_ms", json())), ms(t.value("min_ms", json())),
+                           text(t, "reps"), text(t, "phase"), note});
+                if (state == "measured" && t.value("median_ms", json()).is_number()) {
+                  ++measured;
+                  const double v = t["median_ms"].get<double>();
+                  // The header's objective decides: with --maximize the value is a score, higher is
+                  // better.
+                  if (!best || (maximize ? v > best->second : v < best->second))
+                    best.emplace(text(t, "config_id"), v);
+                }
+              },
+              [](std::string&& w) { fmt::print(stderr, "{}\n", w); }});
+  if (problem) {
+    if (json_out) std::cout.flush();  // what was written stays whole up to here
+    fmt::print(stderr, "{}\n", problem->str());
+    return exit_bad_input;
+  }
+  if (json_out) {
+    json_out->finish();
+    std::cout << '\n';
+    std::cout.flush();
     return exit_ok;
   }
   print_table({{"log", opt.file},
-               {"tuner", text(*header, "tuner")},
-               {"arch", text(*header, "arch")},
-               {"schema", text(*header, "log_schema")},
-               {"space_hash", text(*header, "space_hash")},
-               {"source_hash", text(*header, "source_hash")},
-               {"toolchain", text(*header, "toolchain")}});
+               {"tuner", text(header, "tuner")},
+               {"arch", text(header, "arch")},
+               {"schema", text(header, "log_schema")},
+               {"space_hash", text(header, "space_hash")},
+               {"source_hash", text(header, "source_hash")},
+               {"toolchain", text(header, "toolchain")}});
   fmt::print("\n");
-  Table rows{{"#", "config", "state", "median_ms", "min_ms", "reps", "phase", "note"}};
-  const json* best = nullptr;
-  int measured = 0;
-  for (std::size_t i = 0; i < trials.size(); ++i) {
-    const json& t = trials[i];
-    std::string state = text(t, "state");
-    std::vector<std::string> notes;
-    if (state == "invalid") notes.push_back(text(t, "reason"));
-    if (t.value("batched", false)) notes.push_back("batched");
-    if (auto r = t.find("runoff"); r != t.end() && r->is_object())
-      notes.push_back("runoff: " + text(*r, "outcome"));
-    if (auto w = t.find("warnings"); w != t.end() && w->is_array())
-      for (const auto& s : *w)
-        notes.push_back(s.is_string() ? s.get<std::string>() : s.dump());
-    std::string note;
-    for (const auto& n : notes)
-      note += (note.empty() ? "" : "; ") + n;
-    rows.push_back({std::to_string(i + 1), text(t, "config_id"), state,
-                    ms(t.value("median_ms", json())), ms(t.value("min_ms", json())),
-                    text(t, "reps"), text(t, "phase"), note});
-    if (state == "measured" && t.value("median_ms", json()).is_number()) {
-      ++measured;
-      const double v = t["median_ms"].get<double>();
-      // The header's objective decides: with --maximize the value is a score, higher is better.
-      if (best == nullptr || (log->maximize ? v > (*best)["median_ms"].get<double>()
-                                            : v < (*best)["median_ms"].get<double>()))
-        best = &t;
-    }
-  }
-  print_table(rows);
-  if (best != nullptr && log->maximize)
-    fmt::print("best: {} (score {}), {} of {} trials measured\n", text(*best, "config_id"),
-               ms((*best)["median_ms"]), measured, trials.size());
-  else if (best != nullptr)
-    fmt::print("best: {} ({} ms), {} of {} trials measured\n", text(*best, "config_id"),
-               ms((*best)["median_ms"]), measured, trials.size());
+  rows->print();
+  if (best && maximize)
+    fmt::print("best: {} (score {}), {} of {} trials measured\n", best->first, ms(best->second),
+               measured, trials);
+  else if (best)
+    fmt::print("best: {} ({} ms), {} of {} trials measured\n", best->first, ms(best->second),
+               measured, trials);
   else
-    fmt::print("best: none, 0 of {} trials measured\n", trials.size());
-  if (std::optional<OverheadSummary> o = log_overhead(*log))
+    fmt::print("best: none, 0 of {} trials measured\n", trials);
+  if (std::optional<OverheadSummary> o = overhead.summary())
     fmt::print("{}\n", describe_overhead(*o));
   return exit_ok;
 }

@@ -7,7 +7,7 @@
 #include <fmt/core.h>
 
 #include <tuner/core/base/input_limits.hpp>
-#include <tuner/core/base/safe_file.hpp>
+#include <tuner/core/base/log_lines.hpp>
 #include <tuner/core/search/trial.hpp>
 #include <tuner/core/search/trial_log.hpp>
 
@@ -18,7 +18,7 @@ using nlohmann::json;
 namespace {
 
 // The next line of `in` (without its newline) into `line`; false at the end. Of a line longer
-// than `max` only max + 1 bytes are kept: a 300 MB line costs no more memory than a long one.
+// than `max` only max + 1 bytes are kept.
 bool next_line(std::istream& in, std::string& line, std::size_t max) {
   line.clear();
   std::streambuf* buf = in.rdbuf();
@@ -33,47 +33,44 @@ bool next_line(std::istream& in, std::string& line, std::size_t max) {
 
 }  // namespace
 
-result<LogFile> read_log(const std::string& path, std::istream& in) {
-  LogFile log;
-  log.path = path;
+std::optional<diagnostic> visit_log(LogLines& lines, const LogVisitor& visit) {
+  const std::string& path = lines.path();
   std::string line;
   bool have_header = false;
-  int number = 0;
-  while (next_line(in, line, max_log_line_bytes)) {
-    ++number;
+  while (lines.next(line)) {
+    const int number = lines.number();
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     // Too long or too deep to hold in memory and print (json copies and dumps recurse).
-    if (line.size() > max_log_line_bytes || json_nesting_problem(line, path)) {
+    if (lines.too_long(line) || json_nesting_problem(line, path)) {
       if (!have_header)
-        return fail(path, number, 0,
-                    fmt::format("not a trial log: the first line is longer than {} or nests "
-                                "deeper than {} levels",
-                                describe_size(max_log_line_bytes), max_json_depth));
-      log.warnings.push_back(
-          line.size() > max_log_line_bytes
-              ? fmt::format("{}:{}: warning: skipped a line longer than {}", path, number,
-                            describe_size(max_log_line_bytes))
-              : fmt::format("{}:{}: warning: skipped a line nesting deeper than {} levels", path,
-                            number, max_json_depth));
+        return diagnostic{path, number, 0,
+                          fmt::format("not a trial log: the first line is longer than {} or "
+                                      "nests deeper than {} levels",
+                                      describe_size(max_log_line_bytes), max_json_depth)};
+      visit.warning(lines.too_long(line)
+                        ? fmt::format("{}:{}: warning: skipped a line longer than {}", path, number,
+                                      describe_size(max_log_line_bytes))
+                        : fmt::format("{}:{}: warning: skipped a line nesting deeper than {} "
+                                      "levels",
+                                      path, number, max_json_depth));
       continue;
     }
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
-      log.warnings.push_back(fmt::format("{}:{}: warning: unreadable line skipped", path, number));
+      visit.warning(fmt::format("{}:{}: warning: unreadable line skipped", path, number));
       continue;
     }
     if (!have_header) {
       if (!j.contains("log_schema"))
-        return fail(path, number, 0, "not a trial log: the first line has no 'log_schema'");
+        return diagnostic{path, number, 0, "not a trial log: the first line has no 'log_schema'"};
       // The engine's own reader: what a run would refuse is not shown as if it were true.
       result<LogHeader> header = header_from_json(j);
-      if (!header) return fail(path, number, 0, header.error().message);
+      if (!header) return diagnostic{path, number, 0, header.error().message};
       if (header->log_schema != log_schema)
-        return fail(path, number, 0,
-                    fmt::format("log_schema {} is not supported (this tuner reads {})",
-                                header->log_schema, log_schema));
-      log.header = to_json(*header);
-      log.maximize = header->objective == "maximize";
+        return diagnostic{path, number, 0,
+                          fmt::format("log_schema {} is not supported (this tuner reads {})",
+                                      header->log_schema, log_schema)};
+      visit.header(to_json(*header), header->objective == "maximize");
       have_header = true;
       continue;
     }
@@ -81,25 +78,34 @@ result<LogFile> read_log(const std::string& path, std::istream& in) {
     // back, so that show and report only meet fields of the types they expect.
     result<Trial> trial = trial_from_json(j);
     if (!trial) {
-      log.warnings.push_back(
+      visit.warning(
           fmt::format("{}:{}: warning: trial skipped: {}", path, number, trial.error().message));
       continue;
     }
-    log.trials.push_back(to_json(*trial));
+    visit.trial(to_json(*trial), *trial);
   }
-  if (!have_header) return fail(path, 0, 0, "an empty trial log (no header line)");
+  if (auto d = lines.overflow()) return d;
+  if (!have_header) return diagnostic{path, 0, 0, "an empty trial log (no header line)"};
+  return std::nullopt;
+}
+
+result<LogFile> read_log(const std::string& path, std::istream& in) {
+  LogFile log;
+  log.path = path;
+  LogLines lines(path, in);
+  std::optional<diagnostic> problem =
+      visit_log(lines, {[&](const json& header, bool maximize) {
+                          log.header = header;
+                          log.maximize = maximize;
+                        },
+                        [&](const json& trial, const Trial&) { log.trials.push_back(trial); },
+                        [&](std::string&& w) { log.warnings.push_back(std::move(w)); }});
+  if (problem) return fail(*problem);
   return log;
 }
 
 result<LogFile> parse_log_file(const std::string& path, const std::string& content) {
   std::istringstream in(content);
-  return read_log(path, in);
-}
-
-result<LogFile> read_log_file(const std::string& path) {
-  if (auto d = not_regular_problem(path)) return fail(*d);  // /dev/zero would never end
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(path, 0, 0, "cannot read the file");
   return read_log(path, in);
 }
 
@@ -114,13 +120,6 @@ bool looks_like_log(const std::string& path, const std::string& content) {
   if (path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0) return true;
   const json j = json::parse(content.substr(0, content.find('\n')), nullptr, false);
   return !j.is_discarded() && j.is_object() && j.contains("log_schema");
-}
-
-std::optional<OverheadSummary> log_overhead(const LogFile& log) {
-  std::vector<Trial> trials;
-  for (const nlohmann::json& j : log.trials)
-    if (result<Trial> t = trial_from_json(j)) trials.push_back(std::move(*t));
-  return summarize_overhead(trials);
 }
 
 }  // namespace tune::cli

@@ -6,6 +6,7 @@
 // phase) is skipped with the reason.
 #pragma once
 
+#include <functional>
 #include <istream>
 #include <optional>
 #include <string>
@@ -13,8 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tuner/core/base/log_lines.hpp>
 #include <tuner/core/base/result.hpp>
 #include <tuner/core/search/overhead.hpp>
+#include <tuner/core/search/trial.hpp>
 
 namespace tune::cli {
 
@@ -26,9 +29,20 @@ struct LogFile {
   bool maximize = false;               ///< the header's objective: a higher score is better
 };
 
-/// Where the log's time went (core/search/overhead.hpp), from the trials that carry times; nullopt
-/// for a log from before them.
-std::optional<OverheadSummary> log_overhead(const LogFile& log);
+/// What visit_log hands on while it reads a log.
+struct LogVisitor {
+  /// The header, as the engine's reader writes it back, and whether its objective maximizes.
+  std::function<void(const nlohmann::json& header, bool maximize)> header;
+  /// Each trial that reads, as JSON written back from the engine's Trial, and that Trial.
+  std::function<void(const nlohmann::json& trial, const Trial& parsed)> trial;
+  /// `<path>:<line>: warning: ...` for each skipped line.
+  std::function<void(std::string&& warning)> warning;
+};
+
+/// Reads a log a line at a time, holding one line (show, report): the header, then each trial,
+/// to `visit`. A diagnostic (naming the file) for text whose first line is not a log header,
+/// text that holds none, or a log that grew past max_log_bytes while it was read.
+std::optional<diagnostic> visit_log(LogLines& lines, const LogVisitor& visit);
 
 /// Reads the log at `path` from `in` a line at a time, holding at most max_log_line_bytes of a
 /// line (a longer one is skipped with a warning). Refuses (with a diagnostic naming the file)
@@ -37,9 +51,6 @@ result<LogFile> read_log(const std::string& path, std::istream& in);
 
 /// read_log of `content`, the text of the log at `path`.
 result<LogFile> parse_log_file(const std::string& path, const std::string& content);
-
-/// read_log of the file at `path`, refused when it is not a regular file.
-result<LogFile> read_log_file(const std::string& path);
 
 /// The first line of the file at `path`, at most max_log_line_bytes + 1 bytes of it.
 std::string first_line(const std::string& path);

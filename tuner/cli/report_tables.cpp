@@ -47,25 +47,23 @@ std::string ms(double v) {
 }
 
 // The params every trial of the log has with one value (a convolution's filter size): said
-// once in the section's header, left out of every config's label. Empty when the log has fewer
-// than two configs (nothing to compare).
-std::map<std::string, std::string> constant_params(const std::vector<json>& trials) {
-  std::map<std::string, std::string> constant;
-  std::set<std::string> ids;
-  for (const json& t : trials) {
-    auto p = t.find("params");
-    if (p == t.end() || !p->is_object()) continue;
-    if (ids.empty())
-      for (const auto& [name, value] : p->items())
-        constant.emplace(name, value.dump());
-    ids.insert(field(t, "config_id"));
-    std::erase_if(constant, [&](const auto& kv) {
-      auto v = p->find(kv.first);
-      return v == p->end() || v->dump() != kv.second;
-    });
-  }
-  if (ids.size() < 2) return {};
-  return constant;
+// once in the section's header, left out of every config's label.
+void ConstantParams::add(const json& t) {
+  auto p = t.find("params");
+  if (p == t.end() || !p->is_object()) return;
+  if (ids_.empty())
+    for (const auto& [name, value] : p->items())
+      constant_.emplace(name, value.dump());
+  ids_.insert(field(t, "config_id"));
+  std::erase_if(constant_, [&](const auto& kv) {
+    auto v = p->find(kv.first);
+    return v == p->end() || v->dump() != kv.second;
+  });
+}
+
+std::map<std::string, std::string> ConstantParams::result() const {
+  if (ids_.size() < 2) return {};
+  return constant_;
 }
 
 // A config's label without the constant params (its id when nothing else is left), with a
@@ -88,19 +86,11 @@ namespace {
 
 // Each measured config's best median (search and required trials) and its label, best first.
 std::vector<std::pair<std::string, double>> ranked_configs(
-    const std::vector<json>& trials, bool maximize,
+    const std::map<std::string, ConfigDigest>& configs, bool maximize,
     const std::map<std::string, std::string>& constant) {
-  std::map<std::string, std::pair<std::string, double>> by_config;  // id -> (label, median)
-  for (const json& t : trials) {
-    const auto m = median_of(t);
-    if (!m || t.value("phase", "") == "runoff") continue;
-    auto [it, fresh] =
-        by_config.emplace(field(t, "config_id"), std::pair{config_label(t, constant), *m});
-    if (!fresh && better(*m, it->second.second, maximize)) it->second.second = *m;
-  }
   std::vector<std::pair<std::string, double>> sorted;
-  for (const auto& [id, lv] : by_config)
-    sorted.push_back(lv);
+  for (const auto& [id, c] : configs)
+    if (c.labelled) sorted.emplace_back(config_label(*c.labelled, constant), c.best);
   std::stable_sort(sorted.begin(), sorted.end(), [maximize](const auto& a, const auto& b) {
     return better(a.second, b.second, maximize);
   });
@@ -116,12 +106,34 @@ std::string bar_div(double fraction, bool best) {
 
 }  // namespace
 
+void add_config_trial(std::map<std::string, ConfigDigest>& configs, const json& t, bool maximize) {
+  const auto m = median_of(t);
+  if (!m || t.value("phase", "") == "runoff") return;
+  ConfigDigest& c = configs[field(t, "config_id")];
+  if (!c.labelled) {
+    json labelled = {{"config_id", t.value("config_id", json())}};
+    if (auto p = t.find("params"); p != t.end()) labelled["params"] = *p;
+    c.labelled = std::move(labelled);
+    c.best = *m;
+  } else if (better(*m, c.best, maximize)) {
+    c.best = *m;
+  }
+  auto p = t.find("params");
+  if (p == t.end() || !p->is_object()) return;
+  if (!c.params) {
+    c.params = *p;
+    c.params_best = *m;
+  } else if (better(*m, c.params_best, maximize)) {
+    c.params_best = *m;
+  }
+}
+
 // "Configs by median": the fastest measured configs as rows of a table (label, median, a bar
 // with the distance from the best); labels wrap at commas instead of being clipped.
-std::string bars(const std::vector<json>& trials, bool maximize,
+std::string bars(const std::map<std::string, ConfigDigest>& configs, bool maximize,
                  const std::map<std::string, std::string>& constant) {
   const std::vector<std::pair<std::string, double>> sorted =
-      ranked_configs(trials, maximize, constant);
+      ranked_configs(configs, maximize, constant);
   constexpr std::size_t shown = 30;
   const std::size_t count = std::min(sorted.size(), shown);
   if (count == 0) return "<p>no measured config</p>\n";
@@ -151,17 +163,12 @@ std::string bars(const std::vector<json>& trials, bool maximize,
 // that have it (each config by its best median), their best, and a bar against the slowest
 // value; params ordered by spread (the slowest value's median over the fastest's), widest
 // first, so the params that decide the time come first.
-std::string importance(const std::vector<json>& trials, bool maximize,
+std::string importance(const std::map<std::string, ConfigDigest>& digests, bool maximize,
                        const std::map<std::string, std::string>& constant) {
   // Each measured config's params and best median.
   std::map<std::string, std::pair<const json*, double>> configs;
-  for (const json& t : trials) {
-    const auto m = median_of(t);
-    auto p = t.find("params");
-    if (!m || t.value("phase", "") == "runoff" || p == t.end() || !p->is_object()) continue;
-    auto [it, fresh] = configs.emplace(field(t, "config_id"), std::pair{&*p, *m});
-    if (!fresh && better(*m, it->second.second, maximize)) it->second.second = *m;
-  }
+  for (const auto& [id, c] : digests)
+    if (c.params) configs.emplace(id, std::pair{&*c.params, c.params_best});
   struct ValueStats {
     std::string value;
     std::vector<double> medians;

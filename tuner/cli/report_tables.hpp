@@ -1,10 +1,12 @@
 // The tables of `tuner report` (tuner/cli/cmd_report.cpp) and what they share with its plots:
 // reading a trial's fields, the configs by median, and which params matter. Trials are the
-// JSON objects of a trial log (tuner/cli/log_reader.hpp).
+// JSON objects of a trial log (tuner/cli/log_reader.hpp), seen one at a time: the tables keep
+// what each config needs, not the trials.
 #pragma once
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,18 +24,40 @@ bool better(double a, double b, bool maximize);
 std::string ms(double v);
 
 /// The params every trial has with one value (name -> value as JSON), said once in the
-/// section's header and left out of config labels; empty for fewer than two configs.
-std::map<std::string, std::string> constant_params(const std::vector<nlohmann::json>& trials);
+/// section's header and left out of config labels; gathered a trial at a time.
+class ConstantParams {
+ public:
+  void add(const nlohmann::json& trial);
+  /// Empty for fewer than two configs (nothing to compare).
+  std::map<std::string, std::string> result() const;
+
+ private:
+  std::map<std::string, std::string> constant_;
+  std::set<std::string> ids_;
+};
 /// A trial's config as HTML: its params less the constant ones (its id when none is left), with
 /// a break opportunity after each comma.
 std::string config_label(const nlohmann::json& t,
                          const std::map<std::string, std::string>& constant);
+
+/// What the tables keep of one config: its first measured trial (`config_id` and `params`) and
+/// its best median (search and required trials), and the same among its trials with params.
+struct ConfigDigest {
+  std::optional<nlohmann::json> labelled;  ///< {config_id, params} of its first measured trial
+  double best = 0;
+  std::optional<nlohmann::json> params;  ///< the params of its first measured trial with them
+  double params_best = 0;
+};
+/// Adds a trial to the digests of its config in `configs` (by config_id).
+void add_config_trial(std::map<std::string, ConfigDigest>& configs, const nlohmann::json& t,
+                      bool maximize);
+
 /// "Configs by median": the 30 best measured configs as rows of a table with a bar each.
-std::string bars(const std::vector<nlohmann::json>& trials, bool maximize,
+std::string bars(const std::map<std::string, ConfigDigest>& configs, bool maximize,
                  const std::map<std::string, std::string>& constant);
 /// "Which params matter": per varying param, each value's median over the measured configs
 /// that have it, their best and a bar; params ordered by spread, widest first.
-std::string importance(const std::vector<nlohmann::json>& trials, bool maximize,
+std::string importance(const std::map<std::string, ConfigDigest>& configs, bool maximize,
                        const std::map<std::string, std::string>& constant);
 
 }  // namespace tune::cli

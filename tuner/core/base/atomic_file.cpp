@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <streambuf>
 #include <string>
 #include <system_error>
 
@@ -67,10 +68,53 @@ void fsync_directory(const std::filesystem::path& dir) {
   ::close(fd);
 }
 
-}  // namespace
+// Writes all of `data` to `fd` (of the file `name`), or throws.
+void write_all(int fd, const std::filesystem::path& name, const char* p, std::size_t left) {
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw error("cannot write '" + name.string() + "': " + errno_text(errno));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
 
-void write_file_atomic(const std::filesystem::path& path, std::string_view data,
-                       std::string_view fault_point) {
+// A stream buffer that writes to a file descriptor in blocks of 64 KiB.
+class FdBuffer : public std::streambuf {
+ public:
+  FdBuffer(int fd, std::filesystem::path name) : fd_(fd), name_(std::move(name)) {
+    setp(buffer_, buffer_ + sizeof buffer_);
+  }
+  void flush_all() {
+    write_all(fd_, name_, pbase(), static_cast<std::size_t>(pptr() - pbase()));
+    setp(buffer_, buffer_ + sizeof buffer_);
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    flush_all();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override {
+    flush_all();
+    return 0;
+  }
+
+ private:
+  int fd_;
+  std::filesystem::path name_;
+  char buffer_[1 << 16];
+};
+
+// The write of write_file_atomic: `fill` writes the temporary file's content to its descriptor.
+void atomic_write(const std::filesystem::path& path, std::string_view fault_point,
+                  const std::function<void(int fd, const std::filesystem::path& tmp)>& fill) {
   static std::atomic<unsigned> counter{0};
   // The fault points' names, only built when one is named.
   auto point = [&](std::string_view when) {
@@ -92,17 +136,7 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view data,
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) throw error("cannot create '" + tmp.string() + "': " + errno_text(errno));
   TempFile file(tmp, fd);
-  const char* p = data.data();
-  std::size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(file.fd(), p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw error("cannot write '" + tmp.string() + "': " + errno_text(errno));
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
+  fill(file.fd(), tmp);
   if (::fsync(file.fd()) != 0)
     throw error("cannot sync '" + tmp.string() + "': " + errno_text(errno));
   file.close_fd();
@@ -113,6 +147,28 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view data,
   file.release();
   point("after-rename");
   fsync_directory(dir);
+}
+
+}  // namespace
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view data,
+                       std::string_view fault_point) {
+  atomic_write(path, fault_point, [&](int fd, const std::filesystem::path& tmp) {
+    write_all(fd, tmp, data.data(), data.size());
+  });
+}
+
+void write_file_atomic(const std::filesystem::path& path,
+                       const std::function<void(std::ostream&)>& write,
+                       std::string_view fault_point) {
+  atomic_write(path, fault_point, [&](int fd, const std::filesystem::path& tmp) {
+    FdBuffer buffer(fd, tmp);
+    std::ostream out(&buffer);
+    out.exceptions(std::ios::badbit);  // a failed write throws its own error, not a bare failbit
+    write(out);
+    out.flush();
+    buffer.flush_all();
+  });
 }
 
 bool write_file_if_changed(const std::filesystem::path& path, std::string_view data) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <ostream>
 #include <string_view>
 
 namespace tune {
@@ -19,6 +21,13 @@ namespace tune {
 /// Example: `write_file_atomic(p, text, "record-save")` honours
 /// TUNE_FAULT_INJECT=record-save-before-rename.
 void write_file_atomic(const std::filesystem::path& path, std::string_view data,
+                       std::string_view fault_point = {});
+
+/// As write_file_atomic, with the data `write` writes to the stream it is given: a large file
+/// (an export, a report page) is never held whole. An exception from `write` removes the
+/// temporary file and leaves `path` as it was.
+void write_file_atomic(const std::filesystem::path& path,
+                       const std::function<void(std::ostream&)>& write,
                        std::string_view fault_point = {});
 
 /// As write_file_atomic, unless `path` already holds exactly `data`: then nothing is written and

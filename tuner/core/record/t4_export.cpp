@@ -1,8 +1,11 @@
 #include <tuner/core/record/t4_export.hpp>
 
+#include <sstream>
+
 #include <fmt/core.h>
 
 #include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/base/version.hpp>
 
@@ -45,45 +48,43 @@ T4Invalidity classify_invalid_reason(std::string_view reason) {
   return T4Invalidity::runtime;
 }
 
-result<ExportLog> parse_export_log(const std::string& path, std::string_view content) {
-  ExportLog log;
-  log.path = path;
-  bool have_header = false;
-  int number = 0;
-  std::size_t pos = 0;
-  while (pos < content.size()) {
-    ++number;
-    std::size_t nl = content.find('\n', pos);
-    if (nl == std::string_view::npos) nl = content.size();
-    std::string_view line = content.substr(pos, nl - pos);
-    pos = nl + 1;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+std::optional<diagnostic> read_export_log(
+    LogLines& lines, const std::function<std::optional<diagnostic>(const LogHeader&)>& on_header,
+    const std::function<void(Trial&&)>& on_trial,
+    const std::function<void(std::string&&)>& on_warning) {
+  const std::string& path = lines.path();
+  std::optional<std::string> objective;  // set once the header is read
+  std::string line;
+  while (lines.next(line)) {
+    const int number = lines.number();
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto skip = [&](const std::string& what) {
-      log.warnings.push_back(fmt::format("{}:{}: warning: skipped {}", path, number, what));
+      on_warning(fmt::format("{}:{}: warning: skipped {}", path, number, what));
     };
     // Too long or too deep to hold (json copies and dumps recurse): the limits every log
     // reader applies.
-    if (line.size() > max_log_line_bytes || json_nesting_problem(line, path)) {
+    if (lines.too_long(line) || json_nesting_problem(line, path)) {
       const std::string what =
-          line.size() > max_log_line_bytes
+          lines.too_long(line)
               ? fmt::format("a line longer than {}", describe_size(max_log_line_bytes))
               : fmt::format("a line nesting deeper than {} levels", max_json_depth);
-      if (!have_header) return fail(path, number, 0, "not a trial log: the first line is " + what);
+      if (!objective)
+        return diagnostic{path, number, 0, "not a trial log: the first line is " + what};
       skip(what);
       continue;
     }
     json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!have_header) {
+    if (!objective) {
       if (j.is_discarded() || !j.is_object() || !j.contains("log_schema"))
-        return fail(path, number, 0, "not a trial log: the first line is not a log header");
+        return diagnostic{path, number, 0, "not a trial log: the first line is not a log header"};
       result<LogHeader> header = header_from_json(j);
-      if (!header) return fail(path, number, 0, header.error().message);
+      if (!header) return diagnostic{path, number, 0, header.error().message};
       if (header->log_schema != log_schema)
-        return fail(path, number, 0,
-                    fmt::format("a log of schema {}; this tuner reads schema {}",
-                                header->log_schema, log_schema));
-      log.header = std::move(*header);
-      have_header = true;
+        return diagnostic{path, number, 0,
+                          fmt::format("a log of schema {}; this tuner reads schema {}",
+                                      header->log_schema, log_schema)};
+      if (auto problem = on_header(*header)) return problem;
+      objective = header->objective;
       continue;
     }
     if (j.is_discarded()) {
@@ -97,14 +98,32 @@ result<ExportLog> parse_export_log(const std::string& path, std::string_view con
     }
     // A time's minimum above its median cannot be measured: a forged or corrupt line.
     if (const MeasuredState* m = trial->state.measured();
-        m != nullptr && log.header.objective != "maximize" && m->min_ms > m->median_ms) {
+        m != nullptr && *objective != "maximize" && m->min_ms > m->median_ms) {
       skip(fmt::format("an inconsistent trial: min_ms {} is above its median_ms {}", m->min_ms,
                        m->median_ms));
       continue;
     }
-    log.trials.push_back(std::move(*trial));
+    on_trial(std::move(*trial));
   }
-  if (!have_header) return fail(path, 0, 0, "an empty trial log (no header line)");
+  if (auto d = lines.overflow()) return d;
+  if (!objective) return diagnostic{path, 0, 0, "an empty trial log (no header line)"};
+  return std::nullopt;
+}
+
+result<ExportLog> parse_export_log(const std::string& path, std::string_view content) {
+  ExportLog log;
+  log.path = path;
+  std::istringstream in{std::string(content)};
+  LogLines lines(path, in);
+  std::optional<diagnostic> problem = read_export_log(
+      lines,
+      [&](const LogHeader& h) {
+        log.header = h;
+        return std::optional<diagnostic>();
+      },
+      [&](Trial&& t) { log.trials.push_back(std::move(t)); },
+      [&](std::string&& w) { log.warnings.push_back(std::move(w)); });
+  if (problem) return fail(*problem);
   return log;
 }
 
@@ -149,20 +168,14 @@ json t4_result(const Trial& trial, std::string_view objective) {
 
 namespace {
 
-// The search the logs so far belong to: the first log's header, with source_hash and toolchain
-// taken from the first log that carries them (and the path of that log, for messages).
-struct MergedHeader {
-  LogHeader header;
-  std::string path;
-  std::string source_hash_path;
-  std::string toolchain_path;
-};
-
 // Every field in which `h` (of a later log) differs from `m`, as `field 'x' (this log) vs 'y'
 // ('<the log it came from>')`: the fields TrialLog::open compares (the search too: the strategy
 // and the settings that shape its sequence), source_hash and toolchain only when both sides
 // carry one.
-std::vector<std::string> merge_differences(const LogHeader& h, const MergedHeader& m) {
+std::vector<std::string> merge_differences(const LogHeader& h, const LogHeader& first,
+                                           const std::string& path,
+                                           const std::string& source_hash_path,
+                                           const std::string& toolchain_path) {
   std::vector<std::string> out;
   auto diff = [&](const char* field, const std::string& here, const std::string& there,
                   const std::string& there_path) {
@@ -170,65 +183,88 @@ std::vector<std::string> merge_differences(const LogHeader& h, const MergedHeade
       out.push_back(
           fmt::format("{} '{}' (this log) vs '{}' ('{}')", field, here, there, there_path));
   };
-  const LogHeader& first = m.header;
-  diff("tuner", h.tuner, first.tuner, m.path);
-  diff("space_hash", h.space_hash, first.space_hash, m.path);
-  diff("arch", h.arch, first.arch, m.path);
+  diff("tuner", h.tuner, first.tuner, path);
+  diff("space_hash", h.space_hash, first.space_hash, path);
+  diff("arch", h.arch, first.arch, path);
   if (h.source_hash && first.source_hash)
-    diff("source_hash", *h.source_hash, *first.source_hash, m.source_hash_path);
+    diff("source_hash", *h.source_hash, *first.source_hash, source_hash_path);
   if (h.toolchain && first.toolchain)
-    diff("toolchain", *h.toolchain, *first.toolchain, m.toolchain_path);
-  diff("objective", h.objective, first.objective, m.path);
-  diff("search", h.search.dump(), first.search.dump(), m.path);
+    diff("toolchain", *h.toolchain, *first.toolchain, toolchain_path);
+  diff("objective", h.objective, first.objective, path);
+  diff("search", h.search.dump(), first.search.dump(), path);
   return out;
 }
 
 }  // namespace
 
-result<T4Export> export_t4(const std::vector<ExportLog>& logs) {
-  if (logs.empty()) throw error("export_t4: no logs");
-  MergedHeader merged{logs.front().header, logs.front().path, logs.front().path, logs.front().path};
-  T4Export out;
-  json results = json::array();
-  for (const ExportLog& log : logs) {
-    const std::vector<std::string> diffs = merge_differences(log.header, merged);
-    if (!diffs.empty())
-      return fail(log.path, 1, 0,
-                  fmt::format("cannot merge with '{}', a log of another search: {}", merged.path,
-                              join(diffs, ", ")));
-    if (!merged.header.source_hash && log.header.source_hash) {
-      merged.header.source_hash = log.header.source_hash;
-      merged.source_hash_path = log.path;
-    }
-    if (!merged.header.toolchain && log.header.toolchain) {
-      merged.header.toolchain = log.header.toolchain;
-      merged.toolchain_path = log.path;
-    }
-    for (const Trial& t : log.trials) {
-      if (t.phase == Phase::runoff) {
-        ++out.runoff_trials;
-        continue;
-      }
-      results.push_back(t4_result(t, merged.header.objective));
-    }
+std::optional<diagnostic> T4Writer::begin(const std::string& path, const LogHeader& header) {
+  if (!header_) {
+    header_ = header;
+    path_ = source_hash_path_ = toolchain_path_ = path;
+    return std::nullopt;
   }
+  const std::vector<std::string> diffs =
+      merge_differences(header, *header_, path_, source_hash_path_, toolchain_path_);
+  if (!diffs.empty())
+    return diagnostic{path, 1, 0,
+                      fmt::format("cannot merge with '{}', a log of another search: {}", path_,
+                                  join(diffs, ", "))};
+  if (!header_->source_hash && header.source_hash) {
+    header_->source_hash = header.source_hash;
+    source_hash_path_ = path;
+  }
+  if (!header_->toolchain && header.toolchain) {
+    header_->toolchain = header.toolchain;
+    toolchain_path_ = path;
+  }
+  return std::nullopt;
+}
+
+void T4Writer::add(const Trial& trial) {
+  if (trial.phase == Phase::runoff) {
+    ++runoff_trials_;
+    return;
+  }
+  write_json_element(results_, t4_result(trial, header_->objective), results_written_++ == 0);
+}
+
+void T4Writer::finish(std::istream& results, std::ostream& out) const {
+  if (!header_) throw error("T4Writer::finish: no log");
   auto opt = [](const std::optional<std::string>& s) { return s ? json(*s) : json(); };
   // Kernel Tuner's own writer puts the time unit here; the rest says which search this is.
-  json metadata = {
+  const json metadata = {
       {"timeunit", "milliseconds"},
-      {"tuner", merged.header.tuner},
-      {"arch", merged.header.arch},
-      {"space_hash", merged.header.space_hash},
-      {"objective", merged.header.objective},
-      {"source_hash", opt(merged.header.source_hash)},
-      {"toolchain", opt(merged.header.toolchain)},
+      {"tuner", header_->tuner},
+      {"arch", header_->arch},
+      {"space_hash", header_->space_hash},
+      {"objective", header_->objective},
+      {"source_hash", opt(header_->source_hash)},
+      {"toolchain", opt(header_->toolchain)},
       {"exported_by", fmt::format("tune {}", tuner_version)},
-      {"runoff_trials_left_out", out.runoff_trials},
+      {"runoff_trials_left_out", runoff_trials_},
   };
-  out.document = {{"schema_version", std::string(t4_schema_version)},
-                  {"results", std::move(results)},
-                  {"metadata", std::move(metadata)}};
-  return out;
+  JsonArrayWriter document(out,
+                           json{{"schema_version", std::string(t4_schema_version)},
+                                {"results", json::array()},
+                                {"metadata", metadata}},
+                           "results");
+  document.add_written(results, results_written_);
+  document.finish();
+  out << '\n';
+}
+
+result<T4Export> export_t4(const std::vector<ExportLog>& logs) {
+  if (logs.empty()) throw error("export_t4: no logs");
+  std::stringstream results;
+  T4Writer writer(results);
+  for (const ExportLog& log : logs) {
+    if (auto problem = writer.begin(log.path, log.header)) return fail(*problem);
+    for (const Trial& t : log.trials)
+      writer.add(t);
+  }
+  std::ostringstream text;
+  writer.finish(results, text);
+  return T4Export{json::parse(text.str()), writer.runoff_trials()};
 }
 
 }  // namespace tune

@@ -8,12 +8,18 @@
 // pure function, tested without a file.
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <istream>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include <tuner/core/base/log_lines.hpp>
 #include <tuner/core/base/result.hpp>
 #include <tuner/core/search/trial.hpp>
 #include <tuner/core/search/trial_log.hpp>
@@ -48,9 +54,18 @@ struct ExportLog {
   std::vector<std::string> warnings;  ///< `<path>:<line>: warning: ...` per skipped line
 };
 
-/// Reads `content`, the text of the log at `path`. Refuses (with a diagnostic naming the file
-/// and line) text without a header line or with a header that does not read; a trial line that
-/// does not read is skipped with a warning.
+/// Reads a log for export a line at a time (nothing but the current line is held): `on_header`
+/// gets the header (a diagnostic it returns stops the read and is returned), `on_trial` each
+/// trial that reads, `on_warning` the `<path>:<line>: warning: ...` of each skipped line.
+/// Refuses (with a diagnostic naming the file and line) text without a header line or with a
+/// header that does not read, and a log that grew past max_log_bytes while it was read; a
+/// trial line that does not read, or whose minimum is above its median, is skipped.
+std::optional<diagnostic> read_export_log(
+    LogLines& lines, const std::function<std::optional<diagnostic>(const LogHeader&)>& on_header,
+    const std::function<void(Trial&&)>& on_trial,
+    const std::function<void(std::string&&)>& on_warning);
+
+/// read_export_log of `content`, the text of the log at `path`, into one ExportLog.
 result<ExportLog> parse_export_log(const std::string& path, std::string_view content);
 
 /// One trial as a T4 result: `timestamp`, `configuration` (the params), `objectives` (`time`,
@@ -60,19 +75,45 @@ result<ExportLog> parse_export_log(const std::string& path, std::string_view con
 /// reason of an invalid trial). Times stay in milliseconds (unit `ms`).
 nlohmann::json t4_result(const Trial& trial, std::string_view objective);
 
+/// Writes the T4 results document of several logs, merged in order, without holding it: the
+/// results are written to a scratch stream as the trials come, and `finish` writes the document
+/// (`schema_version`, `results`: one per trial of phase `required` or `search`; runoff trials,
+/// which time the two finalists again in alternation, are left out and counted; `metadata`:
+/// `timeunit` `milliseconds`, the search's tuner, arch, space hash, objective, source hash and
+/// toolchain, and the exporting tune's version). The text is what `dump_json(document, 2)`
+/// writes, plus a newline.
+class T4Writer {
+ public:
+  /// `results` is the scratch stream the results go to (a temporary file for a large export).
+  explicit T4Writer(std::ostream& results) : results_(results) {}
+  /// Starts the next log: refuses a header that differs from the first log's (tuner,
+  /// space_hash, arch, objective, search; source_hash and toolchain when both carry one),
+  /// naming the log, the first log and every differing field.
+  std::optional<diagnostic> begin(const std::string& path, const LogHeader& header);
+  /// Adds a trial of the log begun last.
+  void add(const Trial& trial);
+  /// Runoff trials left out so far.
+  std::size_t runoff_trials() const noexcept { return runoff_trials_; }
+  /// Writes the document to `out`: its metadata, then the results read back from `results`
+  /// (the scratch stream's text, from its start). Needs a log begun.
+  void finish(std::istream& results, std::ostream& out) const;
+
+ private:
+  std::ostream& results_;
+  std::optional<LogHeader> header_;  // the first log's, source_hash and toolchain merged in
+  std::string path_, source_hash_path_, toolchain_path_;
+  std::size_t results_written_ = 0;
+  std::size_t runoff_trials_ = 0;
+};
+
 /// What an export holds besides its document.
 struct T4Export {
   nlohmann::json document;        ///< the T4 results object
   std::size_t runoff_trials = 0;  ///< runoff trials left out
 };
 
-/// The T4 results document of `logs`, merged in order: `schema_version`, `results` (one per
-/// trial of phase `required` or `search`; runoff trials, which time the two finalists again
-/// in alternation, are left out and counted) and `metadata` (`timeunit` `milliseconds`, the
-/// search's tuner, arch, space hash, objective, source hash and toolchain, and the exporting
-/// tune's version). Refuses a log whose header differs from the first's (tuner, space_hash,
-/// arch, objective, search; source_hash and toolchain when both carry one), naming the log, the
-/// first log and every differing field.
+/// The T4 results document of `logs` (T4Writer's, as JSON), or the diagnostic of
+/// T4Writer::begin.
 result<T4Export> export_t4(const std::vector<ExportLog>& logs);
 
 }  // namespace tune

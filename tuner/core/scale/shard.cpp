@@ -159,6 +159,8 @@ result<ShardSummary> ShardSummary::load(const fs::path& from) {
   std::ifstream in(from, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
+  // A copy or a dump of a deeper tree would recurse that deep (the fuzz target's crash).
+  if (auto d = json_nesting_problem(text.str(), label)) return fail(*d);
   try {
     const json j = json::parse(text.str());
     const int schema = j.at("schema_version").get<int>();

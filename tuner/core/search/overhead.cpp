@@ -19,35 +19,47 @@ double median_of(std::vector<double> v) {
 
 }  // namespace
 
-std::optional<OverheadSummary> summarize_overhead(const std::vector<Trial>& trials) {
-  using Field = double TrialTimes::*;
-  constexpr std::array<Field, 9> fields = {
-      &TrialTimes::fixture_ms, &TrialTimes::load_ms,         &TrialTimes::setup_ms,
-      &TrialTimes::warmup_ms,  &TrialTimes::timed_ms,        &TrialTimes::wall_ms,
-      &TrialTimes::saved_ms,   &TrialTimes::compile_wait_ms, &TrialTimes::strategy_ms};
-  OverheadSummary s;
-  std::array<std::vector<double>, fields.size()> values;
-  std::vector<double> overhead;
-  for (const Trial& t : trials) {
-    if (t.compile_s) {
-      ++s.compiled;
-      s.compile_s += *t.compile_s;
-      s.longest_compile_s = std::max(s.longest_compile_s, *t.compile_s);
-    }
-    if (!t.times) continue;
-    ++s.trials;
-    if (t.rejected_early) ++s.rejected_early;
-    for (std::size_t f = 0; f < fields.size(); ++f) {
-      s.total.*fields[f] += (*t.times).*fields[f];
-      values[f].push_back((*t.times).*fields[f]);
-    }
-    overhead.push_back(std::max(0.0, t.times->wall_ms - t.times->warmup_ms - t.times->timed_ms));
+namespace {
+
+using Field = double TrialTimes::*;
+constexpr std::array<Field, 9> fields = {
+    &TrialTimes::fixture_ms, &TrialTimes::load_ms,         &TrialTimes::setup_ms,
+    &TrialTimes::warmup_ms,  &TrialTimes::timed_ms,        &TrialTimes::wall_ms,
+    &TrialTimes::saved_ms,   &TrialTimes::compile_wait_ms, &TrialTimes::strategy_ms};
+
+}  // namespace
+
+void OverheadTally::add(const Trial& t) {
+  OverheadSummary& s = sums_;
+  if (t.compile_s) {
+    ++s.compiled;
+    s.compile_s += *t.compile_s;
+    s.longest_compile_s = std::max(s.longest_compile_s, *t.compile_s);
   }
-  if (s.trials == 0 && s.compiled == 0) return std::nullopt;
+  if (!t.times) return;
+  ++s.trials;
+  if (t.rejected_early) ++s.rejected_early;
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    s.total.*fields[f] += (*t.times).*fields[f];
+    values_[f].push_back((*t.times).*fields[f]);
+  }
+  overhead_.push_back(std::max(0.0, t.times->wall_ms - t.times->warmup_ms - t.times->timed_ms));
+}
+
+std::optional<OverheadSummary> OverheadTally::summary() const {
+  if (sums_.trials == 0 && sums_.compiled == 0) return std::nullopt;
+  OverheadSummary s = sums_;
   for (std::size_t f = 0; f < fields.size(); ++f)
-    s.median.*fields[f] = median_of(std::move(values[f]));
-  s.median_overhead_ms = median_of(std::move(overhead));
+    s.median.*fields[f] = median_of(values_[f]);
+  s.median_overhead_ms = median_of(overhead_);
   return s;
+}
+
+std::optional<OverheadSummary> summarize_overhead(const std::vector<Trial>& trials) {
+  OverheadTally tally;
+  for (const Trial& t : trials)
+    tally.add(t);
+  return tally.summary();
 }
 
 std::string describe_overhead(const OverheadSummary& s) {

@@ -39,6 +39,20 @@ struct OverheadSummary {
   }
 };
 
+/// The summary of trials added one at a time (a log streamed by `tuner show`): sums as they come;
+/// the medians need each trial's times, 80 bytes a trial that carries them, not the trial.
+class OverheadTally {
+ public:
+  void add(const Trial& trial);
+  /// The summary so far, or nullopt when no trial carried times or compile seconds.
+  std::optional<OverheadSummary> summary() const;
+
+ private:
+  OverheadSummary sums_;
+  std::vector<double> values_[9];
+  std::vector<double> overhead_;
+};
+
 /// The summary of the trials that carry times or compile seconds, or nullopt when none does.
 std::optional<OverheadSummary> summarize_overhead(const std::vector<Trial>& trials);
 

@@ -7,6 +7,7 @@
 
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/hash.hpp>
+#include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/text.hpp>
 
 namespace tune {
@@ -169,18 +170,24 @@ bool RemoteStore::upload_entry(const KernelCache& cache, const CacheEntry& entry
 std::optional<json> RemoteStore::get_json(std::string_view path) {
   std::optional<std::string> text = get(path);
   if (!text) return std::nullopt;
-  try {
-    json j = json::parse(*text);
+  std::optional<json> j = parse_store_json(*text);
+  if (j) {
     count([](RemoteStats& s) { ++s.hits; });
     return j;
-  } catch (const json::exception&) {
-    count([](RemoteStats& s) { ++s.corrupt; });
-    mark_down(
-        fmt::format("it answered {} with something that is not JSON, as a web page or a "
-                    "proxy would; is the location a store?",
-                    path));
-    return std::nullopt;
   }
+  count([](RemoteStats& s) { ++s.corrupt; });
+  mark_down(
+      fmt::format("it answered {} with something that is not JSON, as a web page or a "
+                  "proxy would; is the location a store?",
+                  path));
+  return std::nullopt;
+}
+
+std::optional<json> parse_store_json(std::string_view text) {
+  if (json_nesting_problem(text, "")) return std::nullopt;
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
 }
 
 bool RemoteStore::put_json(std::string_view path, const json& value) {

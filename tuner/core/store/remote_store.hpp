@@ -92,6 +92,11 @@ class RemoteStore {
   RemoteStats stats_;
 };
 
+/// The JSON of an object the store answered (text anyone who can PUT may have written): nullopt
+/// for text that is not JSON or that nests deeper than max_json_depth (a copy or a dump of it
+/// would recurse that deep).
+std::optional<nlohmann::json> parse_store_json(std::string_view text);
+
 /// The location to use: `cli` (the --remote option) when given, else TUNE_REMOTE_STORE when set
 /// and not empty, else `configured` (the manifest's, from the CMake cache variable). `off` at
 /// any level turns the store off there. Empty when there is none.

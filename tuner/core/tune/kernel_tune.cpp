@@ -292,8 +292,10 @@ namespace {
 // ints, else 0 when equal and 4 when not; a value only one has counts 4.
 double shape_distance(const Shape& a, const Shape& b) {
   double d = 0;
+  // Lambdas capture `key`, not the binding: clang 14 (the fuzz preset) cannot capture one.
   for (const auto& [name, v] : a) {
-    auto it = std::find_if(b.begin(), b.end(), [&](const auto& p) { return p.first == name; });
+    const std::string& key = name;
+    auto it = std::find_if(b.begin(), b.end(), [&](const auto& p) { return p.first == key; });
     if (it == b.end()) {
       d += 4;
     } else if (v.is_int() && it->second.is_int() && v.as_int() > 0 && it->second.as_int() > 0) {
@@ -303,8 +305,9 @@ double shape_distance(const Shape& a, const Shape& b) {
       d += 4;
     }
   }
-  for (const auto& [name, v] : b)
-    if (std::none_of(a.begin(), a.end(), [&](const auto& p) { return p.first == name; })) d += 4;
+  for (const auto& entry : b)
+    if (std::none_of(a.begin(), a.end(), [&](const auto& p) { return p.first == entry.first; }))
+      d += 4;
   return d;
 }
 
