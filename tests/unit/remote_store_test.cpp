@@ -820,5 +820,19 @@ TEST(RemoteStoreJson, DeepTextIsRefusedLikeText) {
                                 std::string(100000, ']') + "}"));
 }
 
+// Found by fuzz_shared_trial (corpus crash_schema_version_object.json): a schema_version of
+// another type threw out of json::value<int>, which ended the tune that asked the store. Any
+// type is now read as a wrong version.
+TEST(RemoteStoreJson, ASchemaVersionOfAnotherTypeIsAWrongVersion) {
+  for (const char* version : {R"({"config_id": "BM=64"})", R"("1")", "[1]", "null", "1.5"}) {
+    const nlohmann::json j = nlohmann::json::parse(
+        std::string(R"({"host": "h", "device": "d", "driver": "r", "trial": {}, )") +
+        R"("schema_version": )" + version + "}");
+    result<SharedTrial> s = shared_trial_from_json(j);
+    ASSERT_FALSE(s) << version;
+    EXPECT_TRUE(s.error().message.starts_with("shared trial schema_version ")) << version;
+  }
+}
+
 }  // namespace
 }  // namespace tune

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include <tuner/core/base/hash.hpp>
+#include <tuner/core/base/json_text.hpp>
 
 namespace tune {
 
@@ -46,9 +47,11 @@ json to_json(const SharedTrial& s) {
 result<SharedTrial> shared_trial_from_json(const json& j) {
   auto bad = [](const std::string& m) { return fail("", 0, 0, m); };
   if (!j.is_object()) return bad("a shared trial must be a JSON object");
-  if (j.value("schema_version", 0) != shared_trial_schema_version)
+  // Any type may stand there (an object once threw out of value<int> and ended the tune).
+  const json version = j.value("schema_version", json());
+  if (!version.is_number() || version.get<double>() != shared_trial_schema_version)
     return bad(fmt::format("shared trial schema_version {} is not {}",
-                           j.value("schema_version", json()).dump(), shared_trial_schema_version));
+                           shorten(dump_json(version), 40), shared_trial_schema_version));
   SharedTrial s;
   for (auto [field, out] : {std::pair{"host", &s.host}, std::pair{"device", &s.device},
                             std::pair{"driver", &s.driver}}) {
