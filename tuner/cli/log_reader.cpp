@@ -15,24 +15,6 @@ namespace tune::cli {
 
 using nlohmann::json;
 
-namespace {
-
-// The next line of `in` (without its newline) into `line`; false at the end. Of a line longer
-// than `max` only max + 1 bytes are kept.
-bool next_line(std::istream& in, std::string& line, std::size_t max) {
-  line.clear();
-  std::streambuf* buf = in.rdbuf();
-  int c = buf->sbumpc();
-  if (c == std::char_traits<char>::eof()) return false;
-  while (c != std::char_traits<char>::eof() && c != '\n') {
-    if (line.size() <= max) line.push_back(static_cast<char>(c));
-    c = buf->sbumpc();
-  }
-  return true;
-}
-
-}  // namespace
-
 std::optional<diagnostic> visit_log(LogLines& lines, const LogVisitor& visit) {
   const std::string& path = lines.path();
   std::string line;
@@ -111,8 +93,9 @@ result<LogFile> parse_log_file(const std::string& path, const std::string& conte
 
 std::string first_line(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
+  LogLines lines(path, in);
   std::string line;
-  next_line(in, line, max_log_line_bytes);
+  lines.next(line);
   return line;
 }
 
