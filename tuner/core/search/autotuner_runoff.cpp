@@ -31,17 +31,9 @@ constexpr std::size_t adopted_check_rounds = 8;
 // set up again (load, setup), timed alone (warm-up, timed reps) and then in pairs (about its
 // timed reps again). `one_round`: only the setups, the warm-ups and one pair.
 double SearchRun::runoff_estimate_s(bool one_round) const {
-  std::vector<const Trial*> measured;
-  for (const Trial& t : out_.trials)
-    if (t.is_measured() && !t.rejected_early) measured.push_back(&t);
-  std::partial_sort(measured.begin(),
-                    measured.begin() + std::min<std::ptrdiff_t>(2, std::ssize(measured)),
-                    measured.end(), [](const Trial* a, const Trial* b) {
-                      return a->state.measured()->median_ms < b->state.measured()->median_ms;
-                    });
   double ms = 0;
-  for (std::size_t i = 0; i < std::min<std::size_t>(2, measured.size()); ++i) {
-    const Trial& t = *measured[i];
+  for (std::size_t i : leaders(2)) {
+    const Trial& t = out_.trials[i];
     const auto* m = t.state.measured();
     const TrialTimes times = t.times.value_or(TrialTimes{});
     const double timed = t.times ? times.timed_ms : m->median_ms * static_cast<double>(m->reps);
@@ -77,12 +69,17 @@ std::vector<std::size_t> SearchRun::leaders(std::size_t n) const {
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < out_.trials.size(); ++i)
     if (eligible(i)) out.push_back(i);
-  std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
-    const double x = out_.trials[a].state.measured()->median_ms;
-    const double y = out_.trials[b].state.measured()->median_ms;
-    return s_.maximize ? x > y : x < y;
-  });
-  if (out.size() > n) out.resize(n);
+  // Only the first n sorted (the budget asks for two before every candidate): better first, then
+  // the earlier trial.
+  const std::size_t top = std::min(n, out.size());
+  std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(top), out.end(),
+                    [&](std::size_t a, std::size_t b) {
+                      const double x = out_.trials[a].state.measured()->median_ms;
+                      const double y = out_.trials[b].state.measured()->median_ms;
+                      if (x != y) return s_.maximize ? x > y : x < y;
+                      return a < b;
+                    });
+  out.resize(top);
   return out;
 }
 
@@ -166,16 +163,7 @@ void SearchRun::check(std::size_t i) {
 
 // The best sequential median; the earlier trial wins ties. A trial rejected early never is.
 void SearchRun::choose_best() {
-  for (std::size_t i = 0; i < out_.trials.size(); ++i) {
-    const auto* m = out_.trials[i].state.measured();
-    if (m == nullptr || !eligible(i)) continue;
-    if (out_.best_index) {
-      const double best = out_.trials[*out_.best_index].state.measured()->median_ms;
-      if (s_.maximize ? !(m->median_ms > best) : !(m->median_ms < best)) continue;
-    }
-    out_.best_index = i;
-  }
-  if (out_.best_index) out_.best = out_.trials[*out_.best_index].config;
+  if (const std::vector<std::size_t> best = leaders(1); !best.empty()) set_best(best.front());
 }
 
 void SearchRun::set_best(std::optional<std::size_t> trial) {
@@ -187,14 +175,10 @@ void SearchRun::set_best(std::optional<std::size_t> trial) {
 // incumbent is the soft incumbent when it is a finalist, else a required config that is, else
 // the sequential leader.
 void SearchRun::runoff() {
-  std::optional<std::size_t> second;
-  for (std::size_t i = 0; i < out_.trials.size(); ++i) {
-    const auto* m = out_.trials[i].state.measured();
-    if (m == nullptr || i == *out_.best_index || !eligible(i)) continue;
-    if (second && !(m->median_ms < out_.trials[*second].state.measured()->median_ms)) continue;
-    second = i;
-  }
-  if (!second) return;
+  // The best is leaders(1) (choose_best), so the second finalist is the next leader.
+  const std::vector<std::size_t> two = leaders(2);
+  if (two.size() < 2) return;
+  const std::size_t second = two[1];
   // Skipped only when not even one round of pairs fits in what is left of the budget.
   const std::optional<double> budget = s_.budget_s ? s_.budget_s : s_.search.budget_s;
   const double elapsed =
@@ -213,7 +197,7 @@ void SearchRun::runoff() {
     return;
   }
   std::size_t inc = *out_.best_index;  // trial indices
-  std::size_t chal = *second;
+  std::size_t chal = second;
   if (soft_ && k_of(chal) == *soft_) {
     std::swap(inc, chal);
   } else if (!(soft_ && k_of(inc) == *soft_) && !is_required(k_of(inc)) &&
