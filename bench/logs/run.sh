@@ -5,8 +5,8 @@
 #   bench/logs/run.sh --tuner <tuner> [--baseline <tuner> | --baseline-src <tune source tree>]
 #       [--trials 500000] [--configs 4000] [--work <dir>]
 #
-# --baseline-src builds only the `tuner` target of that tree (no kernels) in <work>/baseline;
-# the pre-streaming baseline is main at a1a9096:
+# --baseline-src builds only the `tuner` target of that tree (no kernels, no tests) in
+# <work>/baseline; the pre-streaming baseline is main at a1a9096:
 #   git -C <repo> worktree add /tmp/tune-a1a9096 a1a9096
 #   bench/logs/run.sh --tuner build/tuner/tuner --baseline-src /tmp/tune-a1a9096
 # The log is written by gen_log.py (deterministic): --trials trials over --configs configs,
@@ -35,10 +35,8 @@ if [[ -z "$tuner" || ! -x "$tuner" ]]; then
 fi
 mkdir -p "$work"
 if [[ -n "$baseline_src" ]]; then
-  cmake -S "$baseline_src" -B "$work/baseline" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DTUNE_ENABLE_KERNELS=OFF -DBUILD_TESTING=OFF -DTUNE_ENABLE_WERROR=OFF > "$work/baseline.log"
-  cmake --build "$work/baseline" --target tuner >> "$work/baseline.log"
-  baseline="$work/baseline/tuner/tuner"
+  source "$here/../pipeline/common.sh"
+  baseline=$(build_tuner "$baseline_src" "$work/baseline" "$work/baseline.log" "$work/baseline.log")
 fi
 if [[ -z "$baseline" || ! -x "$baseline" ]]; then
   echo "run.sh: pass --baseline <tuner> or --baseline-src <source tree>" >&2

@@ -3,6 +3,9 @@
 #   find_tuner <build tree>        the tuner program built there (not the host tool's copy)
 #   header_deps                    sets deps: the -D options for TOML++ and Eigen headers from
 #                                  TUNE_TOMLPP_INCLUDE_DIR / TUNE_EIGEN_INCLUDE_DIR, when there
+#   build_tuner <src> <build> <configure log> <build log>
+#                                  builds only the tuner of a tune source tree (a baseline's: no
+#                                  kernels, no tests) and prints its path; fails as cmake does
 #   pipeline_dirs <script name> [keep]   checks $build, $out and $tuner, then makes $out
 #                                  absolute and empties $work (with `keep`: makes it only)
 find_tuner() {
@@ -29,4 +32,12 @@ header_deps() {
   [[ -f "${TUNE_EIGEN_INCLUDE_DIR:-/nonexistent}/Eigen/Core" ]] &&
     deps+=(-DTUNE_EIGEN_INCLUDE_DIR="$TUNE_EIGEN_INCLUDE_DIR")
   return 0
+}
+
+build_tuner() {
+  header_deps
+  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNE_ENABLE_WERROR=OFF \
+        -DTUNE_ENABLE_KERNELS=OFF -DTUNE_ENABLE_TESTS=OFF "${deps[@]}" > "$3" 2>&1 || return 1
+  cmake --build "$2" --target tuner >> "$4" 2>&1 || return 1
+  find_tuner "$2"
 }

@@ -64,11 +64,10 @@ header_deps
 # The tuners: this tree's, and the baseline's built from its source in a build folder of its own.
 names=(new) tuners=("$tuner") sources=("$repo")
 if [[ -n "$baseline_src" && "$only" != new ]]; then
-  cmake -S "$baseline_src" -B "$work/baseline-build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DTUNE_ENABLE_WERROR=OFF -DTUNE_ENABLE_KERNELS=OFF -DTUNE_ENABLE_TESTS=OFF "${deps[@]}" \
-        > "$out/baseline_configure.log" 2>&1
-  cmake --build "$work/baseline-build" --target tuner > "$out/baseline_build.log" 2>&1
-  names+=(baseline) tuners+=("$(find_tuner "$work/baseline-build")") sources+=("$baseline_src")
+  : > "$out/baseline_build.log"
+  baseline_tuner=$(build_tuner "$baseline_src" "$work/baseline-build" \
+                   "$out/baseline_configure.log" "$out/baseline_build.log")
+  names+=(baseline) tuners+=("$baseline_tuner") sources+=("$baseline_src")
 fi
 
 # One project per tuner (its runner speaks that tuner's protocol), one cache per run.
