@@ -49,6 +49,7 @@ class FakeGpu : public Objective {
     const double ms = 1.0 + (x - 3) * (x - 3) * 0.1 + (y - 5) * (y - 5) * 0.05;
     Trial t = Trial::measured(ms, ms * 0.9, 10);
     t.times = TrialTimes{0, 1, 1, 2, 4, 10};
+    if (compile_costs) t.compile_s = 0.2 * std::pow(16.0, y / static_cast<double>(n - 1));
     std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
     return t;
   }
@@ -67,6 +68,7 @@ class FakeGpu : public Objective {
   std::mutex mutex;
   std::vector<std::size_t> measured;
   int sleep_ms = 0;
+  bool compile_costs = false;  // trials say how long they compiled: 0.2 s to 3.2 s with Y
   bool runoff_on = false;
   int runoffs = 0;
 
@@ -187,12 +189,22 @@ TEST(CompilePipelineTest, NothingIsCompiledForACachedProposal) {
 
 // Same seed and same order of outcomes: the same proposals. A run resumed from the log of an
 // interrupted one replays the logged outcomes in the log's order, whatever the objective would
-// have picked, and then proposes what the uninterrupted run proposed.
+// have picked, and then proposes what the uninterrupted run proposed. `bayes-cost`: bayes with
+// `cost_weight`, told each trial's compile seconds, which the log keeps with the trial.
 TEST(CompilePipelineTest, AResumedRunReplaysTheLoggedOrderAndProposesTheSame) {
-  for (const std::string strategy : {"random", "anneal", "bayes"}) {
-    SCOPED_TRACE(strategy);
-    const fs::path dir = test::fresh_test_dir("CompilePipelineReplay" + strategy);
+  std::vector<std::string> plain_bayes;
+  for (const std::string name : {"random", "anneal", "bayes", "bayes-cost"}) {
+    SCOPED_TRACE(name);
+    const bool costs = name == "bayes-cost";
+    const std::string strategy = costs ? "bayes" : name;
+    auto settings = [&](const std::string& s, std::int64_t max_evals) {
+      SearchSettings out = tune::settings(s, max_evals);
+      if (costs) out.options["cost_weight"] = 1;
+      return out;
+    };
+    const fs::path dir = test::fresh_test_dir("CompilePipelineReplay" + name);
     FakeGpu whole_gpu(grid(8));
+    whole_gpu.compile_costs = true;
     SimulatedReady whole(whole_gpu, 6, false);
     result<Output> a =
         Autotuner("fake").search(settings(strategy, 40)).log(dir / "a.jsonl").run_objective(whole);
@@ -207,6 +219,7 @@ TEST(CompilePipelineTest, AResumedRunReplaysTheLoggedOrderAndProposesTheSame) {
       cut << line << "\n";
     cut.close();
     FakeGpu resumed_gpu(grid(8));
+    resumed_gpu.compile_costs = true;
     SimulatedReady resumed(resumed_gpu, 6, false);
     result<Output> b = Autotuner("fake")
                            .search(settings(strategy, 40))
@@ -219,12 +232,16 @@ TEST(CompilePipelineTest, AResumedRunReplaysTheLoggedOrderAndProposesTheSame) {
 
     // The whole log replayed by an objective that would pick otherwise: the same order.
     FakeGpu replay_gpu(grid(8));
+    replay_gpu.compile_costs = true;
     SimulatedReady other(replay_gpu, 6, true);
     result<Output> c =
         Autotuner("fake").search(settings(strategy, 40)).log(dir / "a.jsonl").run_objective(other);
     ASSERT_TRUE(c) << c.error().str();
     EXPECT_TRUE(replay_gpu.measured.empty());
     EXPECT_EQ(ids(*c), ids(*a));
+    // The compile seconds reached the strategy: with the weight, bayes proposed otherwise.
+    if (name == "bayes") plain_bayes = ids(*a);
+    if (costs) EXPECT_NE(ids(*a), plain_bayes);
   }
 }
 

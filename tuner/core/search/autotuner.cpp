@@ -224,6 +224,9 @@ void SearchRun::tell(std::size_t k) {
   std::optional<double> value;
   if (m != nullptr && m->median_ms > 0)
     value = s_.maximize ? -std::log(m->median_ms) : std::log(m->median_ms);
+  // The compile seconds first (the log keeps them with the trial, so a replay tells the same).
+  if (const std::optional<double>& cost = out_.trials.back().compile_s; cost && *cost > 0)
+    timed_strategy([&] { strategy_->tell_cost(k, *cost); });
   timed_strategy([&] { strategy_->tell(k, value); });
   ++evaluations_;
   // A warm re-tune's stop counts what beats the best by more than the runoff's margin.

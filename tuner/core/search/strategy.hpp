@@ -7,7 +7,8 @@
 // pending config the search will not measure is given back (`withdraw`) and may come again.
 //
 // Every strategy is deterministic given `[search] seed` and the sequence of calls it receives
-// (propose(n), tell(k, value) and withdraw(k), in order, with their arguments), so a run resumed
+// (propose(n), tell_cost(k, seconds), tell(k, value) and withdraw(k), in order, with their
+// arguments; costs and values come from the log's trials), so a run resumed
 // from its log follows the same sequence when the search replays those calls (adopting a logged
 // trial is telling its outcome without measuring) before it measures again. The log header
 // records the strategy and the settings that shape its sequence, and a log of another strategy
@@ -26,7 +27,9 @@
 //            positions in their value lists, log times standardized, invalid configs as a
 //            penalty above the worst; expected improvement picks the next config; a batch is
 //            picked one config after the other, each believed to give its predicted mean (the
-//            kriging believer), which shrinks the variance around it
+//            kriging believer), which shrinks the variance around it; with `cost_weight`,
+//            expected improvement per predicted compile cost (a ridge regression of the told
+//            compile seconds, in log, on the params' positions)
 //
 // Example:
 //   std::unique_ptr<Strategy> s = make_strategy(settings, SpaceIndex(configs));
@@ -151,6 +154,10 @@ class Strategy {
   /// value is lower-is-better and logarithmic: log(median_ms), or -log(score) when maximizing,
   /// so that differences are relative.
   virtual void tell(std::size_t k, std::optional<double> value) = 0;
+  /// What config `k` cost to prepare: its compile seconds (> 0), told right before its outcome
+  /// when the trial knows them. A strategy that weighs expected gain by expected cost (`bayes`
+  /// with `cost_weight`) learns from it; the others ignore it (the default).
+  virtual void tell_cost(std::size_t /*k*/, double /*seconds*/) {}
   /// Config `k`, proposed and not told, will not be measured (the search stopped looking at it);
   /// it may be proposed again later. A config that is not pending is ignored.
   virtual void withdraw(std::size_t k) = 0;

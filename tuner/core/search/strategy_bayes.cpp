@@ -27,6 +27,11 @@
 // process models what the outcomes differ from it. No config is drawn at random while the prior
 // has an open config: the model picks as soon as two outcomes are valid, before that the prior's
 // best open config is proposed.
+//
+// Cost (`cost_weight` w > 0): each pick maximizes expected improvement over c^w, c the config's
+// predicted compile seconds relative to the median told (cost_model.hpp), once the compile
+// seconds told (tell_cost) are enough and spread; before that, and with w = 0, expected
+// improvement alone.
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -35,6 +40,7 @@
 #include <numeric>
 #include <set>
 
+#include <tuner/core/search/cost_model.hpp>
 #include <tuner/core/search/gaussian_process.hpp>
 #include <tuner/core/search/strategy.hpp>
 
@@ -92,8 +98,10 @@ class BayesStrategy final : public Strategy {
         initial_(static_cast<std::size_t>(s.option("initial"))),
         exploration_(s.option("exploration")),
         candidates_(static_cast<std::size_t>(s.option("candidates"))),
+        cost_weight_(s.option("cost_weight")),
         points_(points_of(space)),
         gp_(points_, lengths_of(space), noise_variance),
+        cost_(points_),
         scored_(space.size(), false),
         prior_(prior),
         ranked_(prior_ranking(prior)) {
@@ -129,6 +137,11 @@ class BayesStrategy final : public Strategy {
     }
     ++since_refit_;
     if (sampled_ && ++since_draw_ >= std::max(redraw_every, gp_.train().size() / 8)) redraw_ = true;
+  }
+
+  void tell_cost(std::size_t k, double seconds) override {
+    ledger_.check(k, "tell_cost");
+    if (cost_weight_ > 0) cost_.add(k, seconds);
   }
 
   void withdraw(std::size_t k) override {
@@ -193,7 +206,9 @@ class BayesStrategy final : public Strategy {
         const double sigma = std::sqrt(std::max(var(jj), 1e-12));
         const double gain = best_y_ - means_(jj) - exploration_;
         const double z = gain / sigma;
-        const double ei = gain * normal_cdf(z) + sigma * normal_pdf(z);
+        double ei = gain * normal_cdf(z) + sigma * normal_pdf(z);
+        if (cost_weight_ > 0 && cost_.ready())
+          ei /= std::pow(cost_.relative(pool[j]), cost_weight_);
         if (ei > best_ei || (ei == best_ei && pool[j] < pool[*best])) {
           best_ei = ei;
           best = j;
@@ -412,8 +427,10 @@ class BayesStrategy final : public Strategy {
   std::size_t initial_;
   double exploration_;
   std::size_t candidates_;
+  double cost_weight_;  // 0: expected improvement alone
   Eigen::MatrixXd points_;
   GaussianProcess gp_;
+  CostModel cost_;  // the compile seconds told, when cost_weight_ > 0
   bool fitted_ = false;
   std::size_t since_refit_ = 0;
   bool sampled_ = false;      // the pool is a sample of the open configs

@@ -26,7 +26,11 @@ const std::vector<StrategyInfo>& strategies() {
         {"exploration", false, 0, false, std::nullopt, 0.01,
          "expected improvement's margin, in standard deviations of log time"},
         {"candidates", true, 16, false, std::nullopt, 2048,
-         "unmeasured configs the model scores per step (all of them in smaller spaces)"}}},
+         "unmeasured configs the model scores per step (all of them in smaller spaces)"},
+        {"cost_weight", false, 0, false, 2.0, 0,
+         "how much the predicted compile seconds weigh: expected improvement is divided by the "
+         "predicted compile cost (relative to the median) to this power; 0: not at all",
+         false}}},
   };
   return all;
 }
@@ -51,7 +55,7 @@ nlohmann::json SearchSettings::identity() const {
   j["seed"] = seed;
   if (const StrategyInfo* info = find_strategy(strategy))
     for (const StrategyOption& o : info->options)
-      j[o.name] = option(o.name);
+      if (o.identity_at_fallback || option(o.name) != o.fallback) j[o.name] = option(o.name);
   return j;
 }
 

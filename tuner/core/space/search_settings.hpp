@@ -24,6 +24,9 @@ struct StrategyOption {
   std::optional<double> max;  ///< inclusive
   double fallback = 0;        ///< the value when the space leaves it out
   std::string doc;            ///< one line for people
+  /// Whether the log header's identity names it when it has its default value. A setting added
+  /// after logs were written says no, so that those logs stay this search's.
+  bool identity_at_fallback = true;
 };
 
 /// A strategy's name, its one-line summary and the settings it takes besides the common ones.

@@ -1,0 +1,78 @@
+#include <tuner/core/search/cost_model.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+#include <Eigen/Cholesky>
+
+namespace tune {
+
+namespace {
+
+constexpr double ridge = 1e-2;                  // per observation, on every slope coefficient
+constexpr double clamp = 100;                   // relative costs stay in [1/clamp, clamp]
+constexpr double min_spread = 0.6931471805599;  // log(2): below, the costs are all alike
+
+}  // namespace
+
+CostModel::CostModel(const Eigen::MatrixXd& points)
+    : points_(points), seen_(static_cast<std::size_t>(points.rows()), false) {
+  const Eigen::Index p = 2 * points.cols() + 1;
+  xtx_ = Eigen::MatrixXd::Zero(p, p);
+  xty_ = Eigen::VectorXd::Zero(p);
+}
+
+Eigen::VectorXd CostModel::features(std::size_t k) const {
+  const Eigen::Index dims = points_.cols();
+  Eigen::VectorXd x(2 * dims + 1);
+  x(0) = 1;
+  for (Eigen::Index d = 0; d < dims; ++d) {
+    const double v = points_(static_cast<Eigen::Index>(k), d);
+    x(1 + d) = v;
+    x(1 + dims + d) = v * v;
+  }
+  return x;
+}
+
+void CostModel::add(std::size_t k, double seconds) {
+  if (k >= seen_.size() || seen_[k] || !(seconds > 0) || !std::isfinite(seconds)) return;
+  seen_[k] = true;
+  const double y = std::log(seconds);
+  const Eigen::VectorXd x = features(k);
+  xtx_.noalias() += x * x.transpose();
+  xty_ += y * x;
+  lowest_ = logs_.empty() ? y : std::min(lowest_, y);
+  highest_ = logs_.empty() ? y : std::max(highest_, y);
+  logs_.push_back(y);
+  solved_ = false;
+}
+
+bool CostModel::ready() const {
+  const auto need = std::max<std::size_t>(8, 2 * static_cast<std::size_t>(xtx_.rows()));
+  return logs_.size() >= need && highest_ - lowest_ > min_spread;
+}
+
+void CostModel::solve() {
+  Eigen::MatrixXd a = xtx_;
+  const double lambda = ridge * static_cast<double>(logs_.size());
+  for (Eigen::Index i = 1; i < a.rows(); ++i)
+    a(i, i) += lambda;
+  coef_ = a.ldlt().solve(xty_);
+  std::vector<double> sorted = logs_;
+  const auto mid = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
+  std::nth_element(sorted.begin(), mid, sorted.end());
+  median_ = *mid;
+  solved_ = true;
+}
+
+double CostModel::relative(std::size_t k) {
+  if (!ready()) return 1;
+  if (!solved_) solve();
+  const double log_ratio = features(k).dot(coef_) - median_;
+  if (!std::isfinite(log_ratio)) return 1;
+  return std::clamp(std::exp(log_ratio), 1 / clamp, clamp);
+}
+
+}  // namespace tune
