@@ -7,7 +7,8 @@
 // With `--batch N` the strategy keeps N configs pending, as a tune that compiles ahead of its
 // measurements does: an outcome is told (the oldest pending, or with `--order shuffled` one
 // drawn at random, as compiles finish out of order), then the strategy proposes again.
-// `--speed` times the strategies themselves instead (speed.hpp). `--early-reject` replays every
+// `--speed` times the strategies themselves instead (speed.hpp), `--cost` compares bayes's
+// `cost_weight` settings on a synthetic space (cost.hpp). `--early-reject` replays every
 // run twice, measuring every candidate in full and with early rejection (the reps of each
 // candidate drawn around its table median), and compares the winners.
 //
@@ -24,6 +25,7 @@
 //                     [--order fifo|shuffled] [--prior P] [--html F] [--json F]
 //                     [--early-reject [--reject-margin 10]]
 //        bench_search --speed [--strategies ...] [--speed-at 100,500,1000] [--speed-sample 100]
+//        bench_search --cost [--seeds 20]
 //                     [--no-before]
 // Exit codes: 0 done, 2 bad input (a table that does not match the space, a space that does not
 // read), 3 an unexpected error.
@@ -52,6 +54,7 @@
 #include <tuner/core/search/trial.hpp>
 #include <tuner/core/space/space.hpp>
 
+#include "cost.hpp"
 #include "speed.hpp"
 
 namespace {
@@ -485,6 +488,10 @@ int main(int argc, char** argv) {
                  "re-tune's prior");
   app.add_option("--html", html_out, "write the convergence plot here");
   app.add_option("--json", json_out, "write every run's numbers here");
+  bool cost = false;
+  tune::bench::CostOptions cost_options;
+  app.add_flag("--cost", cost,
+               "compare bayes's cost_weight settings on a synthetic space of 40x compile times");
   app.add_flag("--speed", speed,
                "time the strategies themselves on a synthetic 10,000-config space instead");
   app.add_option("--speed-sample", speed_options.sample, "--speed: proposals timed per point")
@@ -512,6 +519,10 @@ int main(int argc, char** argv) {
                      tune::did_you_mean(n, known).c_str());
         return 2;
       }
+    }
+    if (cost) {
+      if (app.count("--seeds") > 0) cost_options.seeds = static_cast<std::size_t>(seeds);
+      return tune::bench::run_cost(cost_options);
     }
     if (speed) {
       if (speed_options.at.empty() ||

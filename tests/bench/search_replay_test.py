@@ -165,6 +165,17 @@ class SearchReplay(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertIn("--speed-at wants counts in ascending order", r.stderr)
 
+    def test_cost_compares_the_weights_of_compile_cost(self):
+        r = run("--cost", "--seeds", 3)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("median of 3 seeds, batches of 4", r.stdout)
+        rows = re.findall(r"\n\| (cheap|dear) \(\d+\.?\d* s\) \| (\d) \| (\d+) \| (\d+) \| (\d+) \|",
+                          r.stdout)
+        self.assertEqual([(o, w) for o, w, *_ in rows],
+                         [(o, w) for o in ("cheap", "dear") for w in "012"])
+        # Deterministic: the same seeds print the same table.
+        self.assertEqual(run("--cost", "--seeds", 3).stdout, r.stdout)
+
     def test_a_prior_of_an_earlier_version_cuts_the_evaluations(self):
         # Issue 33: version 1 had its optimum one step away (A=5); it is the re-tune's prior.
         lines = table_lines()
