@@ -6,7 +6,7 @@
 # case, one after the other in one run, so the ratios compare like with like).
 #
 #   bench/pipeline/large.sh --build <tune build tree> --out <dir> [--arch sm_90]
-#       [--budget-s 300] [--strategies "bayes anneal"] [--baseline-src <tune source tree>]
+#       [--budget-s 300] [--strategies "bayes anneal bayes-cost"] [--baseline-src <tune source tree>]
 #       [--work <dir>] [--compile-only] [--only new|baseline] [--prepare] [--figures-only]
 #       [--n 262144]
 #
@@ -23,6 +23,8 @@
 # runs. --n sets the bucket's element count (default 262144: the best config runs 0.23 ms on an
 # H200, so the search is bound by the compiler; 4194304, 16x the work per candidate, lets the GPU
 # become the bound; the fixture's host reference grows with it, about 14 s there).
+# --strategies takes `bayes-cost` as well: bayes with `cost_weight = 1` (expected improvement per
+# predicted compile second; docs/search.md "Compile cost"), whose ratios compare with `bayes`.
 # --compile-only (no GPU needed): configure, build the runners and compile a few
 # candidates, printing their compile seconds (the spread the case relies on).
 set -euo pipefail
@@ -82,7 +84,13 @@ configure() {  # name, tuner, tune source, strategy
   sed -i "s/^name = \"256K\"/name = \"n=$n\"/; s/^shape = { N = 262144 }/shape = { N = $n }/" \
     "$src/large.toml"
   grep -q "N = $n }" "$src/large.toml" || { echo "large.sh: no bucket shape to set" >&2; exit 1; }
-  printf '[search]\nstrategy = "%s"\nseed = 1\nbudget_s = %s\n' "$4" "$budget" >> "$src/large.toml"
+  # `bayes-cost`: bayes weighing expected improvement by predicted compile cost (cost_weight 1).
+  if [[ "$4" == bayes-cost ]]; then
+    printf '[search]\nstrategy = "bayes"\ncost_weight = 1\nseed = 1\nbudget_s = %s\n' "$budget" \
+      >> "$src/large.toml"
+  else
+    printf '[search]\nstrategy = "%s"\nseed = 1\nbudget_s = %s\n' "$4" "$budget" >> "$src/large.toml"
+  fi
   cmake -S "$src" -B "$b" -G Ninja -DTUNE_SOURCE_DIR="$3" -DTUNE_TUNER_EXECUTABLE="$2" \
         -DTUNE_ARCH="$arch" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNE_ENABLE_WERROR=OFF \
         -DTUNE_ENABLE_KERNELS=OFF -DTUNE_CACHE_DIR="$work/$1/cache" "${deps[@]}" \

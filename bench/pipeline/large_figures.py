@@ -106,6 +106,12 @@ def main():
             n, b = all_figures[f"new.{s}"], all_figures[f"baseline.{s}"]
             ratio = n["per_min"] / b["per_min"] if b["per_min"] else float("inf")
             print(f"  {s}: evaluations per minute new/baseline {ratio:.2f}x (target >= 5)")
+    for name in a.tuners:
+        plain, weighted = all_figures.get(f"{name}.bayes"), all_figures.get(f"{name}.bayes-cost")
+        if plain and weighted and plain["per_min"]:
+            print(f"bayes-cost / bayes ({name}): evaluations per minute "
+                  f"{weighted['per_min'] / plain['per_min']:.2f}x, GPU busy "
+                  f"{weighted['gpu_busy_pct']:.1f}% vs {plain['gpu_busy_pct']:.1f}%")
     (a.out / "large.json").write_text(json.dumps(all_figures, indent=2) + "\n")
 
 
