@@ -241,7 +241,9 @@ TEST(CompilePipelineTest, AResumedRunReplaysTheLoggedOrderAndProposesTheSame) {
     EXPECT_EQ(ids(*c), ids(*a));
     // The compile seconds reached the strategy: with the weight, bayes proposed otherwise.
     if (name == "bayes") plain_bayes = ids(*a);
-    if (costs) EXPECT_NE(ids(*a), plain_bayes);
+    if (costs) {
+      EXPECT_NE(ids(*a), plain_bayes);
+    }
   }
 }
 
