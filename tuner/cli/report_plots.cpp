@@ -11,13 +11,7 @@ struct Scale {
   double lo, hi;
   bool log;
   double top, bottom;  // pixel rows of hi and lo
-  double y(double v) const {
-    const double a = log ? std::log10(lo) : lo;
-    const double b = log ? std::log10(hi) : hi;
-    const double x = log ? std::log10(v) : v;
-    const double f = b > a ? (x - a) / (b - a) : 0.5;
-    return bottom - f * (bottom - top);
-  }
+  double y(double v) const { return plot_row(v, lo, hi, log, top, bottom); }
 };
 
 }  // namespace

@@ -60,6 +60,14 @@ th{font-weight:600;color:#555}.warning{color:#a60}
 )";
 }
 
+double plot_row(double v, double lo, double hi, bool log, double top, double bottom) {
+  const double a = log ? std::log10(lo) : lo;
+  const double b = log ? std::log10(hi) : hi;
+  const double x = log ? std::log10(v) : v;
+  const double f = b > a ? (x - a) / (b - a) : 0.5;
+  return bottom - f * (bottom - top);
+}
+
 std::string html_page(std::string_view title, std::string_view body) {
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n"
@@ -77,13 +85,7 @@ struct Frame {
     const double f = x_hi > x_lo ? (v - x_lo) / (x_hi - x_lo) : 0.5;
     return left + f * (width - right - left);
   }
-  double y(double v) const {
-    const double a = log_y ? std::log10(y_lo) : y_lo;
-    const double b = log_y ? std::log10(y_hi) : y_hi;
-    const double w = log_y ? std::log10(v) : v;
-    const double f = b > a ? (w - a) / (b - a) : 0.5;
-    return bottom - f * (bottom - top);
-  }
+  double y(double v) const { return plot_row(v, y_lo, y_hi, log_y, top, bottom); }
 };
 
 std::string axes_svg(const Frame& f, const PlotAxes& axes) {

@@ -49,4 +49,8 @@ struct PlotAxes {
 /// An SVG line plot of `series` (720 x 300), with a legend when there is more than one.
 std::string line_plot(const std::vector<PlotSeries>& series, const PlotAxes& axes);
 
+/// The pixel row of `v` on a y axis that runs from `lo` (row `bottom`) to `hi` (row `top`),
+/// linear or, with `log`, in log10; the middle row when `hi` is not above `lo`.
+double plot_row(double v, double lo, double hi, bool log, double top, double bottom);
+
 }  // namespace tune
