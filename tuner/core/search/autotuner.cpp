@@ -27,6 +27,7 @@ result<Output> SearchRun::run() {
   // The log first, so that a later error still leaves a headed log.
   if (auto d = open_log()) return fail(*d);
   if (auto d = find_incumbents()) return fail(*d);
+  prepare_first();
   for (std::size_t k : incumbents_) {
     const bool fresh = take(k, Phase::required);
     const Trial& t = out_.trials.back();
@@ -109,6 +110,24 @@ std::optional<diagnostic> SearchRun::find_incumbents() {
     incumbents_.push_back(it->second);
   }
   return std::nullopt;
+}
+
+// What is measured before the strategy proposes (the incumbents, the committed winner, the
+// prior's best), handed to the objective at once, so that a pipeline compiles them side by side
+// rather than one at a time as each is measured. Those the log has are left out.
+void SearchRun::prepare_first() {
+  std::vector<std::size_t> first;
+  auto add = [&](std::size_t k) {
+    if (adopt_.contains(pruned_[k].id())) return;
+    if (std::find(first.begin(), first.end(), space_[k]) == first.end()) first.push_back(space_[k]);
+  };
+  for (std::size_t k : incumbents_)
+    add(k);
+  if (s_.soft_incumbent)
+    if (auto it = position_.find(s_.soft_incumbent->id()); it != position_.end()) add(it->second);
+  for (const auto& [k, rank] : prior_top_)
+    add(k);
+  if (!first.empty()) objective_.prepare(first);
 }
 
 // The rule a search candidate measured now may stop under: the best median measured in full so

@@ -44,6 +44,7 @@ class SearchRun {
   void measure_prior();
   std::optional<diagnostic> open_log();
   std::optional<diagnostic> find_incumbents();
+  void prepare_first();
   bool take(std::size_t k, Phase phase, bool may_reject = false,
             std::optional<int> prior_rank = std::nullopt);
   std::optional<EarlyReject> reject_rule() const;
