@@ -25,6 +25,9 @@ TABLES = {
     "stencil.n_4096.jsonl.gz": (search / "stencil" / "stencil.toml", "n=4096"),
     "gemm_full.skinny.jsonl.gz": (search / "gemm_full.toml", "skinny"),
     "gemm_full.square.jsonl.gz": (search / "gemm_full.toml", "square"),
+    "stencil.v2.n_4096.jsonl.gz": (search / "stencil" / "stencil.toml", "n=4096"),
+    "gemm_full.v2.skinny.jsonl.gz": (search / "gemm_full.toml", "skinny"),
+    "gemm_full.v2.square.jsonl.gz": (search / "gemm_full.toml", "square"),
 }
 
 shutil.rmtree(args.work, ignore_errors=True)
