@@ -42,6 +42,9 @@ def figures(out, name, strategy, cores):
     waited = re.search(r"the search waited ([0-9.]+) s for the compiler", log)
     compile_wait = total["compile_wait_ms"] or (float(waited.group(1)) if waited else 0.0)
     runoff = any(t.get("phase") == "runoff" and t.get("state") == "measured" for t in trials)
+    # The strategy's own time (tuners since the strategy thinks beside the measurements say it
+    # apart from the waits, which are the trials' strategy_ms).
+    own = re.search(r"strategy: ([0-9.]+) s in propose/tell", log)
     won = re.search(r"winner (\S+) at ([0-9.]+) ms", log)
     winner = won.group(1) if won else None
     found_s, found_at = first_seen(search, winner) if winner else (None, None)
@@ -57,6 +60,7 @@ def figures(out, name, strategy, cores):
         "wall_s": wall,
         "compile_wait_s": compile_wait,
         "strategy_s": total["strategy_ms"],
+        "strategy_own_s": float(own.group(1)) if own else None,
         "setup_s": total["setup_ms"] + total["load_ms"] + total["fixture_ms"],
         "warmup_s": total["warmup_ms"],
         "timed_s": total["timed_ms"],
@@ -94,6 +98,9 @@ def main():
             print(f"  wall time: compiler waits {f['compile_wait_s']:.1f} s, strategy "
                   f"{f['strategy_s']:.1f} s, setup and gate {f['setup_s']:.1f} s, warm-up "
                   f"{f['warmup_s']:.1f} s, timed reps {f['timed_s']:.1f} s")
+            if f["strategy_own_s"] is not None:
+                print(f"  the strategy's own time {f['strategy_own_s']:.1f} s, of which the "
+                      f"search waited {f['strategy_s']:.1f} s")
             if f["winner"]:
                 found = (f"first measured at evaluation {f['winner_found_at']}, "
                          f"{f['winner_found_s']:.1f} s into the search"

@@ -247,6 +247,59 @@ TEST(CompilePipelineTest, AResumedRunReplaysTheLoggedOrderAndProposesTheSame) {
   }
 }
 
+// The objective's calls in order: "p<n>" for a batch of n prepared, "m" for a measurement.
+class Events : public ForwardingObjective {
+ public:
+  Events(Objective& inner, std::size_t window) : ForwardingObjective(inner), window_(window) {}
+  std::size_t window() override { return window_; }
+  void prepare(const std::vector<std::size_t>& indices) override {
+    events.push_back("p" + std::to_string(indices.size()));
+  }
+  std::size_t pick(const std::vector<std::size_t>&) override { return 0; }
+  Trial measure(std::size_t index) override {
+    events.push_back("m");
+    return inner_.measure(index);
+  }
+  std::vector<std::string> events;
+
+ private:
+  std::size_t window_;
+};
+
+// With a window of two or more the strategy is told an outcome, and tops the batch up, while the
+// next pending proposal is measured: the batch that follows the first outcome is prepared after
+// the second measurement began. With a window of one: propose, measure, tell, one after another.
+TEST(CompilePipelineTest, TheStrategyThinksWhileTheNextProposalIsMeasured) {
+  for (const std::string name : {"random", "bayes"}) {
+    SCOPED_TRACE(name);
+    FakeGpu gpu(grid(8));
+    gpu.sleep_ms = 5;
+    Events overlapped(gpu, 4);
+    result<Output> out = Autotuner("fake").search(settings(name, 12)).run_objective(overlapped);
+    ASSERT_TRUE(out) << out.error().str();
+    ASSERT_EQ(out->trials.size(), 12u);
+    std::vector<std::string> expected{"p4", "m", "m"};
+    for (int i = 2; i < 12; ++i) {
+      expected.push_back("p1");
+      expected.push_back("m");
+    }
+    EXPECT_EQ(overlapped.events, expected);
+    EXPECT_LE(out->strategy_wait_s, out->strategy_s);
+
+    FakeGpu gpu1(grid(8));
+    Events sequential(gpu1, 1);
+    out = Autotuner("fake").search(settings(name, 12)).run_objective(sequential);
+    ASSERT_TRUE(out) << out.error().str();
+    expected.clear();
+    for (int i = 0; i < 12; ++i) {
+      expected.push_back("p1");
+      expected.push_back("m");
+    }
+    EXPECT_EQ(sequential.events, expected);
+    EXPECT_DOUBLE_EQ(out->strategy_wait_s, out->strategy_s);
+  }
+}
+
 TEST(CompilePipelineTest, TheBudgetKeepsRoomForTheRunoff) {
   FakeGpu gpu(grid(12));
   gpu.sleep_ms = 10;

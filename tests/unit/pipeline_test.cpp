@@ -246,7 +246,7 @@ TEST(PipelineTest, OverheadSummaryOfALog) {
   EXPECT_DOUBLE_EQ(s->compile_s, 11.5);
   const std::string text = describe_overhead(*s);
   EXPECT_EQ(text.substr(text.rfind('\n') + 1),
-            "strategy 1.2 s in propose/tell, compiler waits 3.4 s; compiles: 2 candidates, 11.5 s "
+            "strategy waits 1.2 s, compiler waits 3.4 s; compiles: 2 candidates, 11.5 s "
             "of compiler time (longest 9.0 s)");
 }
 

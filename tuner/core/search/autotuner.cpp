@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -236,30 +237,45 @@ void SearchRun::soft_incumbent() {
   }
 }
 
-// Tells the strategy what config k gave (the last trial): log(median), or -log(score) when
-// maximizing, so that lower is better and differences are relative.
-void SearchRun::tell(std::size_t k) {
-  const auto* m = out_.trials.back().state.measured();
-  std::optional<double> value;
-  if (m != nullptr && m->median_ms > 0)
-    value = s_.maximize ? -std::log(m->median_ms) : std::log(m->median_ms);
-  // The compile seconds first (the log keeps them with the trial, so a replay tells the same).
-  if (const std::optional<double>& cost = out_.trials.back().compile_s; cost && *cost > 0)
-    timed_strategy([&] { strategy_->tell_cost(k, *cost); });
-  timed_strategy([&] { strategy_->tell(k, value); });
+// What the last trial gave, for the strategy: log(median), or -log(score) when maximizing, so
+// that lower is better and differences are relative; and its compile seconds.
+SearchRun::Outcome SearchRun::outcome_of_last(std::size_t k) const {
+  const Trial& t = out_.trials.back();
+  Outcome o{k, std::nullopt, std::nullopt};
+  if (const auto* m = t.state.measured(); m != nullptr && m->median_ms > 0)
+    o.value = s_.maximize ? -std::log(m->median_ms) : std::log(m->median_ms);
+  if (t.compile_s && *t.compile_s > 0) o.cost = t.compile_s;
+  return o;
+}
+
+// The stop rules' counts after an outcome (the strategy is told it apart, maybe later).
+void SearchRun::count(const Outcome& o) {
   ++evaluations_;
   // A warm re-tune's stop counts what beats the best by more than the runoff's margin.
   const double margin = std::log1p(s_.runoff_policy.margin_pct / 100);
-  if (value && (!best_value_ || *value < *best_value_ - margin))
+  if (o.value && (!best_value_ || *o.value < *best_value_ - margin))
     since_margin_ = 0;
   else
     ++since_margin_;
-  if (value && (!best_value_ || *value < *best_value_ - 1e-12)) {
-    best_value_ = value;
+  if (o.value && (!best_value_ || *o.value < *best_value_ - 1e-12)) {
+    best_value_ = o.value;
     since_improvement_ = 0;
   } else {
     ++since_improvement_;
   }
+}
+
+// The strategy's work after an outcome: told it (the compile seconds first: the log keeps them
+// with the trial, so a replay tells the same), then asked for `n` proposals. It touches only the
+// strategy, so it may run on a helper thread while the GPU measures; it returns its own time.
+SearchRun::Thought SearchRun::think(Strategy& strategy, const Outcome& o, std::size_t n) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (o.cost) strategy.tell_cost(o.k, *o.cost);
+  strategy.tell(o.k, o.value);
+  Thought th;
+  if (n > 0) th.batch = strategy.propose(n);
+  th.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return th;
 }
 
 // Whether a stop rule ends the search now: max_evals evaluations, or `patience` evaluations
@@ -306,6 +322,13 @@ void SearchRun::adopt_the_rest() {
 // out before a measurement. Adopting a logged trial costs nothing and is taken whatever the
 // budget: among the pending proposals, logged ones are taken first, in the order of the log, so
 // that a resumed run repeats the calls of the run it resumes.
+//
+// With a window of two or more, the strategy thinks while the GPU measures: an outcome is told,
+// and the batch topped up, on a helper thread while the next pending proposal is measured (or
+// its compile waited for). The strategy's calls are the same as one after the other: told an
+// outcome, asked for what tops the batch up (counting the one being measured); only the next
+// measurement is picked before the new proposals join the batch. A logged trial is taken with
+// the strategy's work done first, on this thread, in the same order, so a resume replays it.
 void SearchRun::search() {
   index_.emplace(pruned_);
   strategy_ = timed_strategy([&] { return make_strategy(s_.search, *index_, prior_values_); });
@@ -320,28 +343,72 @@ void SearchRun::search() {
     if (value && (!best_value_ || *value < *best_value_)) best_value_ = value;
   }
   const std::size_t window = std::max<std::size_t>(1, objective_.window());
-  std::vector<std::size_t> pending;  // k, in the order proposed
-  while (!stop_rule_hit()) {
-    if (pending.size() < window) {
-      const std::vector<std::size_t> batch =
-          timed_strategy([&] { return strategy_->propose(window - pending.size()); });
-      std::vector<std::size_t> to_prepare;
-      for (std::size_t k : batch) {
-        if (visited_.at(k) || std::find(pending.begin(), pending.end(), k) != pending.end())
-          throw error(fmt::format("search strategy '{}' proposed {} twice", s_.search.strategy,
-                                  pruned_[k].id()));
-        pending.push_back(k);
-        if (!adopt_.contains(pruned_[k].id())) to_prepare.push_back(space_[k]);
-      }
-      if (!to_prepare.empty()) objective_.prepare(to_prepare);
+  const bool overlap = window >= 2;
+  std::vector<std::size_t> pending;     // k, in the order proposed
+  std::vector<std::size_t> unprepared;  // objective indices proposed, not yet prepared
+  auto add = [&](const std::vector<std::size_t>& batch) {
+    for (std::size_t k : batch) {
+      if (visited_.at(k) || std::find(pending.begin(), pending.end(), k) != pending.end())
+        throw error(fmt::format("search strategy '{}' proposed {} twice", s_.search.strategy,
+                                pruned_[k].id()));
+      pending.push_back(k);
+      if (!adopt_.contains(pruned_[k].id())) unprepared.push_back(space_[k]);
     }
-    if (pending.empty()) break;
+  };
+  // Proposals are prepared (compiled) only once the search goes on: those made beside the last
+  // measurement of a search that then stops are given back unprepared.
+  auto prepare = [&] {
+    if (!unprepared.empty()) objective_.prepare(unprepared);
+    unprepared.clear();
+  };
+  // The strategy's own time counts in full; only what the search waited for (no more than the
+  // strategy's time) is in the wall time of the next trial.
+  auto settle = [&](const Thought& th, double waited_ms) {
+    waited_ms = std::min(waited_ms, th.ms);
+    strategy_ms_ += th.ms;
+    strategy_unlogged_ms_ += waited_ms;
+    strategy_wait_ms_ += waited_ms;
+    add(th.batch);
+  };
+  std::future<Thought> thinking;  // the helper thread's work
+  std::optional<Outcome> untold;  // the last outcome, not told to the strategy yet
+  auto join = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Thought th = thinking.get();
+    settle(
+        th,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  };
+  while (!stop_rule_hit()) {
+    std::size_t top_up = window > pending.size() ? window - pending.size() : 0;
+    if (!untold && top_up > 0) {
+      const auto t0 = std::chrono::steady_clock::now();
+      Thought th;
+      th.batch = strategy_->propose(top_up);
+      th.ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      settle(th, th.ms);
+      top_up = 0;
+    }
+    // A logged proposal is taken first, in the order of the log.
     std::optional<std::size_t> pos;
     for (std::size_t p = 0; p < pending.size(); ++p) {
       auto it = log_rank_.find(pruned_[pending[p]].id());
       if (it == log_rank_.end() || !adopt_.contains(it->first)) continue;
       if (!pos || it->second < log_rank_.at(pruned_[pending[*pos]].id())) pos = p;
     }
+    if (untold) {
+      if (pos || pending.empty() || !overlap) {
+        const Thought th = think(*strategy_, *untold, top_up);
+        settle(th, th.ms);
+      } else {
+        thinking = std::async(std::launch::async,
+                              [this, o = *untold, top_up] { return think(*strategy_, o, top_up); });
+      }
+      untold.reset();
+    }
+    prepare();
+    if (pending.empty()) break;
     if (!pos) {
       if (!search_budget_left()) {
         out_.budget_exhausted = true;
@@ -356,9 +423,14 @@ void SearchRun::search() {
     const std::size_t k = pending[*pos];
     pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(*pos));
     take(k, Phase::search, /*may_reject=*/true);
+    if (thinking.valid()) join();
     ++new_proposals_;
-    tell(k);
+    const Outcome o = outcome_of_last(k);
+    count(o);
+    untold = o;
   }
+  // Proposals made while the search stopped are given back with the rest, never compiled.
+  if (thinking.valid()) join();
   if (!pending.empty()) {
     std::vector<std::size_t> indices;
     for (std::size_t k : pending) {
@@ -371,6 +443,7 @@ void SearchRun::search() {
   for (std::size_t k = 0; k < pruned_.size(); ++k)
     if (!visited_[k]) out_.unvisited += 1;
   out_.strategy_s = strategy_ms_ / 1000;
+  out_.strategy_wait_s = strategy_wait_ms_ / 1000;
 }
 
 }  // namespace detail

@@ -178,6 +178,9 @@ struct Output {
   std::size_t unvisited = 0;
   /// Seconds the strategy took (its propose and tell calls), replayed ones included.
   double strategy_s = 0;
+  /// Of strategy_s, the seconds the search waited for the strategy; the rest ran on a helper
+  /// thread while the GPU measured (docs/search.md "The pipeline").
+  double strategy_wait_s = 0;
   /// The runoff's estimated length when the search stopped to leave room for it, in seconds.
   std::optional<double> runoff_reserve_s;
   /// Why no runoff ran when the two finalists had one due (`the budget is exhausted ...`).

@@ -71,7 +71,7 @@ std::string describe_overhead(const OverheadSummary& s) {
         s.rejected_early, s.trials, s.total.saved_ms / 1000);
   std::string more;
   if (s.total.strategy_ms > 0 || s.total.compile_wait_ms > 0)
-    more = fmt::format("strategy {:.1f} s in propose/tell, compiler waits {:.1f} s",
+    more = fmt::format("strategy waits {:.1f} s, compiler waits {:.1f} s",
                        s.total.strategy_ms / 1000, s.total.compile_wait_ms / 1000);
   if (s.compiled > 0)
     more += fmt::format("{}compiles: {} candidates, {:.1f} s of compiler time (longest {:.1f} s)",

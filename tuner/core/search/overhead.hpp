@@ -62,7 +62,7 @@ std::optional<OverheadSummary> summarize_overhead(const std::vector<Trial>& tria
 /// overhead 44.0 ms outside warm-up and timed reps`; a third line when candidates stopped
 /// early: `early rejection: 40 of 150 candidates stopped early, 9.6 s of timed reps saved`;
 /// then, when the trials say so, one more:
-/// `strategy 1.2 s in propose/tell, compiler waits 3.4 s; compiles: 12 candidates, 45.6 s of
+/// `strategy waits 1.2 s, compiler waits 3.4 s; compiles: 12 candidates, 45.6 s of
 /// compiler time (longest 9.1 s)`.
 std::string describe_overhead(const OverheadSummary& summary);
 

@@ -52,7 +52,20 @@ class SearchRun {
   Progress progress(bool resumed, std::optional<std::size_t> trial = std::nullopt) const;
   void soft_incumbent();
   void search();
-  void tell(std::size_t k);
+  // An outcome for the strategy: config k, its value (lower is better) and compile seconds.
+  struct Outcome {
+    std::size_t k;
+    std::optional<double> value;
+    std::optional<double> cost;
+  };
+  // The strategy's work after an outcome: its proposals and its own milliseconds.
+  struct Thought {
+    std::vector<std::size_t> batch;
+    double ms = 0;
+  };
+  Outcome outcome_of_last(std::size_t k) const;
+  void count(const Outcome& o);
+  static Thought think(Strategy& strategy, const Outcome& o, std::size_t n);
   bool stop_rule_hit();
   void adopt_the_rest();
   bool eligible(std::size_t trial) const;
@@ -101,8 +114,10 @@ class SearchRun {
   std::size_t new_proposals_ = 0;  // taken from the strategy
   std::size_t since_margin_ = 0;   // evaluations since one beat the best by the margin
   // The strategy's time: in total, and since the last measured trial (logged with the next).
+  // Of it, what the search waited for (the rest ran beside a measurement).
   double strategy_ms_ = 0;
   double strategy_unlogged_ms_ = 0;
+  double strategy_wait_ms_ = 0;
   // The logged trials' positions in the log, for replaying their order (config id -> rank).
   std::unordered_map<std::string, std::size_t> log_rank_;
   // The two finalists' measured trials so far, for the runoff's estimate.
@@ -120,6 +135,7 @@ class SearchRun {
                 .count();
         run.strategy_ms_ += ms;
         run.strategy_unlogged_ms_ += ms;
+        run.strategy_wait_ms_ += ms;
       }
     } add{*this, t0};
     return call();

@@ -77,7 +77,8 @@ struct TrialTimes {
   double saved_ms = 0;
   /// Of `wall_ms`: the search waiting for this candidate's compile (no proposal was ready).
   double compile_wait_ms = 0;
-  /// Of `wall_ms`: the strategy's own time (propose and tell) since the previous trial.
+  /// Of `wall_ms`: the search waiting for the strategy (propose and tell) since the previous
+  /// trial; what the strategy did on a helper thread while the GPU measured is not in it.
   double strategy_ms = 0;
   friend bool operator==(const TrialTimes&, const TrialTimes&) = default;
 };

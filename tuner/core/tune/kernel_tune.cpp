@@ -275,7 +275,8 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
         "for the compiler",
         ahead->finished(), never, ahead->waited_ms() / 1000));
   }
-  say(fmt::format("strategy: {:.2f} s in propose/tell", out->strategy_s));
+  say(fmt::format("strategy: {:.2f} s in propose/tell, the search waited {:.2f} s of it",
+                  out->strategy_s, out->strategy_wait_s));
   if (shared && (shared->adopted() > 0 || shared->uploaded() > 0))
     say(fmt::format("{} trials adopted from the remote store, {} shared", shared->adopted(),
                     shared->uploaded()));
