@@ -8,7 +8,9 @@
 // measurements does: an outcome is told (the oldest pending, or with `--order shuffled` one
 // drawn at random, as compiles finish out of order), then the strategy proposes again.
 // `--speed` times the strategies themselves instead (speed.hpp), `--cost` compares bayes's
-// `cost_weight` settings on a synthetic space (cost.hpp). `--early-reject` replays every
+// `cost_weight` settings on a synthetic space (cost.hpp), `--overlap` times a search whose
+// strategy runs beside the measurements against one whose calls come between them
+// (overlap.hpp). `--early-reject` replays every
 // run twice, measuring every candidate in full and with early rejection (the reps of each
 // candidate drawn around its table median), and compares the winners.
 //
@@ -25,8 +27,9 @@
 //                     [--order fifo|shuffled] [--prior P] [--html F] [--json F]
 //                     [--early-reject [--reject-margin 10]]
 //        bench_search --speed [--strategies ...] [--speed-at 100,500,1000] [--speed-sample 100]
-//        bench_search --cost [--seeds 20]
 //                     [--no-before]
+//        bench_search --cost [--seeds 20]
+//        bench_search --overlap [--strategies ...] [--overlap-gpu-ms 5,20] [--overlap-evals 600]
 // Exit codes: 0 done, 2 bad input (a table that does not match the space, a space that does not
 // read), 3 an unexpected error.
 #include <algorithm>
@@ -55,6 +58,7 @@
 #include <tuner/core/space/space.hpp>
 
 #include "cost.hpp"
+#include "overlap.hpp"
 #include "speed.hpp"
 
 namespace {
@@ -501,6 +505,17 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   bool no_before = false;
   app.add_flag("--no-before", no_before, "--speed: leave out the old bayes (it is slow)");
+  bool overlap = false;
+  tune::bench::OverlapOptions overlap_options;
+  app.add_flag("--overlap", overlap,
+               "time searches whose strategy runs beside the measurements against between them");
+  app.add_option("--overlap-gpu-ms", overlap_options.gpu_ms,
+                 "--overlap: what one measurement takes, in milliseconds")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 1000.0));
+  app.add_option("--overlap-evals", overlap_options.evaluations,
+                 "--overlap: evaluations per search")
+      ->check(CLI::Range(2, 10000));
   bool early_reject = false;
   double reject_margin = 10;
   app.add_flag("--early-reject", early_reject,
@@ -519,6 +534,10 @@ int main(int argc, char** argv) {
                      tune::did_you_mean(n, known).c_str());
         return 2;
       }
+    }
+    if (overlap) {
+      if (app.count("--strategies") > 0) overlap_options.strategies = names;
+      return tune::bench::run_overlap(overlap_options);
     }
     if (cost) {
       if (app.count("--seeds") > 0) cost_options.seeds = static_cast<std::size_t>(seeds);

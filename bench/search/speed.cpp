@@ -25,22 +25,9 @@
 #include <tuner/core/search/strategy.hpp>
 
 #include "bayes_before.hpp"
+#include "synthetic.hpp"
 
 namespace tune::bench {
-
-namespace {
-
-// The process's CPU time: the strategies are single-threaded, and on a shared machine the wall
-// clock would count the load of others.
-struct Clock {
-  using duration = std::chrono::nanoseconds;
-  using time_point = std::chrono::nanoseconds;
-  static time_point now() {
-    timespec t{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
-  }
-};
 
 // The synthetic space: A, B, C in 0..9, D in 0..4, E in {"plain", "ldg"}: 10,000 configs.
 std::vector<Config> synthetic_space() {
@@ -67,6 +54,20 @@ std::optional<double> synthetic_value(const Config& config) {
          0.05 * (d - 1) * (d - 1) - 0.1 * e + 0.008 * (a - b) * (c - 5) +
          0.03 * std::sin(1.7 * a + 2.3 * b + 0.9 * c + d);
 }
+
+namespace {
+
+// The process's CPU time: the strategies are single-threaded, and on a shared machine the wall
+// clock would count the load of others.
+struct Clock {
+  using duration = std::chrono::nanoseconds;
+  using time_point = std::chrono::nanoseconds;
+  static time_point now() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+  }
+};
 
 struct Synthetic {
   std::vector<Config> configs = synthetic_space();

@@ -176,6 +176,19 @@ class SearchReplay(unittest.TestCase):
         # Deterministic: the same seeds print the same table.
         self.assertEqual(run("--cost", "--seeds", 3).stdout, r.stdout)
 
+    def test_overlap_times_the_strategy_beside_and_between_the_measurements(self):
+        r = run("--overlap", "--overlap-evals", 40, "--overlap-gpu-ms", 1,
+                "--strategies", "random,bayes")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("40 evaluations per search, 16 proposals pending", r.stdout)
+        # Each row: both wall times, their ratio, the strategy's seconds, the waits, and the
+        # same configs measured both ways.
+        for name in ("random", "bayes"):
+            self.assertRegex(r.stdout, rf"\n{name} +1\.0 +\d+\.\d+ +\d+\.\d+ +\d+\.\d+x "
+                                       rf"+\d+\.\d+ +\d+\.\d+ +yes\n")
+        r = run("--overlap", "--overlap-evals", 1)
+        self.assertNotEqual(r.returncode, 0)
+
     def test_a_prior_of_an_earlier_version_cuts_the_evaluations(self):
         # Issue 33: version 1 had its optimum one step away (A=5); it is the re-tune's prior.
         lines = table_lines()

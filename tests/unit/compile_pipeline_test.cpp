@@ -300,6 +300,29 @@ TEST(CompilePipelineTest, TheStrategyThinksWhileTheNextProposalIsMeasured) {
   }
 }
 
+// The strategy beside the measurements or between them: the same calls, so when the oldest
+// pending proposal is always measured next, the same configs in the same order.
+TEST(CompilePipelineTest, BesideOrBetweenTheMeasurementsTheStrategyProposesTheSame) {
+  for (const std::string name : {"random", "anneal", "bayes"}) {
+    SCOPED_TRACE(name);
+    std::vector<std::vector<std::string>> runs;
+    for (const bool beside : {true, false}) {
+      FakeGpu gpu(grid(8));
+      Events events(gpu, 6);
+      result<Output> out =
+          Autotuner("fake").search(settings(name, 30)).think_beside(beside).run_objective(events);
+      ASSERT_TRUE(out) << out.error().str();
+      runs.push_back(ids(*out));
+      // Between the measurements, each batch is prepared before the next measurement.
+      if (!beside) {
+        EXPECT_EQ(events.events[2], "p1");
+      }
+    }
+    EXPECT_EQ(runs[0].size(), 30u);
+    EXPECT_EQ(runs[0], runs[1]);
+  }
+}
+
 TEST(CompilePipelineTest, TheBudgetKeepsRoomForTheRunoff) {
   FakeGpu gpu(grid(12));
   gpu.sleep_ms = 10;

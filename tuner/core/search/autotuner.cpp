@@ -343,7 +343,7 @@ void SearchRun::search() {
     if (value && (!best_value_ || *value < *best_value_)) best_value_ = value;
   }
   const std::size_t window = std::max<std::size_t>(1, objective_.window());
-  const bool overlap = window >= 2;
+  const bool overlap = window >= 2 && s_.think_beside;
   std::vector<std::size_t> pending;     // k, in the order proposed
   std::vector<std::size_t> unprepared;  // objective indices proposed, not yet prepared
   auto add = [&](const std::vector<std::size_t>& batch) {

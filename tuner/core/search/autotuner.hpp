@@ -278,6 +278,10 @@ class Autotuner {
   /// Incumbents, the committed winner and the runoff always measure in full; a trial rejected
   /// early is never the best nor a finalist. Not when maximizing.
   Autotuner& early_reject(std::optional<double> margin_pct, double alpha = EarlyReject{}.alpha);
+  /// With an objective whose window is two or more, whether the strategy is told an outcome and
+  /// tops the batch up on a helper thread while the next proposal is measured (default on). The
+  /// strategy's calls are the same either way; off is for comparisons (bench_search --overlap).
+  Autotuner& think_beside(bool on);
   /// Called after each trial is adopted or measured (and logged).
   Autotuner& on_progress(std::function<void(const Progress&)> fn);
   /// Called with each warning as it arises (they are also collected in `Output::warnings`).
@@ -311,6 +315,7 @@ class Autotuner {
     std::optional<std::string> source_hash;
     std::optional<std::string> toolchain;
     bool maximize = false;
+    bool think_beside = true;
     std::function<void(const Progress&)> on_progress;
     std::function<void(const std::string&)> on_warning;
   };

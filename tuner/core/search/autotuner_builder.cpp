@@ -68,6 +68,10 @@ Autotuner& Autotuner::maximize(bool on) {
   settings_.maximize = on;
   return *this;
 }
+Autotuner& Autotuner::think_beside(bool on) {
+  settings_.think_beside = on;
+  return *this;
+}
 Autotuner& Autotuner::on_progress(std::function<void(const Progress&)> fn) {
   settings_.on_progress = std::move(fn);
   return *this;
