@@ -237,10 +237,10 @@ void SearchRun::soft_incumbent() {
   }
 }
 
-// What the last trial gave, for the strategy: log(median), or -log(score) when maximizing, so
-// that lower is better and differences are relative; and its compile seconds.
-SearchRun::Outcome SearchRun::outcome_of_last(std::size_t k) const {
-  const Trial& t = out_.trials.back();
+// What a trial (of config k) gave, for the strategy: log(median), or -log(score) when maximizing,
+// so that lower is better and differences are relative; and its compile seconds.
+SearchRun::Outcome SearchRun::outcome_of(std::size_t trial, std::size_t k) const {
+  const Trial& t = out_.trials.at(trial);
   Outcome o{k, std::nullopt, std::nullopt};
   if (const auto* m = t.state.measured(); m != nullptr && m->median_ms > 0)
     o.value = s_.maximize ? -std::log(m->median_ms) : std::log(m->median_ms);
@@ -334,10 +334,7 @@ void SearchRun::search() {
   strategy_ = timed_strategy([&] { return make_strategy(s_.search, *index_, prior_values_); });
   for (std::size_t i = 0; i < out_.trials.size(); ++i) {
     const std::size_t k = position_.at(out_.trials[i].id());
-    const auto* m = out_.trials[i].state.measured();
-    std::optional<double> value;
-    if (m != nullptr && m->median_ms > 0)
-      value = s_.maximize ? -std::log(m->median_ms) : std::log(m->median_ms);
+    const std::optional<double> value = outcome_of(i, k).value;
     timed_strategy([&] { strategy_->tell(k, value); });
     ++evaluations_;
     if (value && (!best_value_ || *value < *best_value_)) best_value_ = value;
@@ -382,12 +379,7 @@ void SearchRun::search() {
   while (!stop_rule_hit()) {
     std::size_t top_up = window > pending.size() ? window - pending.size() : 0;
     if (!untold && top_up > 0) {
-      const auto t0 = std::chrono::steady_clock::now();
-      Thought th;
-      th.batch = strategy_->propose(top_up);
-      th.ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      settle(th, th.ms);
+      add(timed_strategy([&] { return strategy_->propose(top_up); }));
       top_up = 0;
     }
     // A logged proposal is taken first, in the order of the log.
@@ -425,7 +417,7 @@ void SearchRun::search() {
     take(k, Phase::search, /*may_reject=*/true);
     if (thinking.valid()) join();
     ++new_proposals_;
-    const Outcome o = outcome_of_last(k);
+    const Outcome o = outcome_of(out_.trials.size() - 1, k);
     count(o);
     untold = o;
   }

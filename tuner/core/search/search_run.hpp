@@ -63,7 +63,7 @@ class SearchRun {
     std::vector<std::size_t> batch;
     double ms = 0;
   };
-  Outcome outcome_of_last(std::size_t k) const;
+  Outcome outcome_of(std::size_t trial, std::size_t k) const;
   void count(const Outcome& o);
   static Thought think(Strategy& strategy, const Outcome& o, std::size_t n);
   bool stop_rule_hit();
