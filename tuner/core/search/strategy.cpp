@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/base/result.hpp>
+#include <tuner/core/search/prior_guide.hpp>
 
 namespace tune {
 
@@ -138,17 +139,17 @@ std::optional<std::size_t> Strategy::next() {
 
 namespace {
 
-/// A strategy whose order does not depend on the outcomes (grid, random): each proposal is the
-/// next open config of its order, after the prior's configs, best first, when it has a prior.
+/// A strategy with an order of its own (grid, random): each proposal is the next open config of
+/// its order; with a prior, the prior's next config (prior_guide.hpp: a probe, else its best open
+/// config as corrected by the outcomes) until the prior has none open.
 class FixedOrder : public Strategy {
  public:
-  FixedOrder(std::size_t n, const PriorValues& prior) : ledger_(n), ranked_(prior_ranking(prior)) {}
+  FixedOrder(const SpaceIndex& space, const PriorValues& prior)
+      : ledger_(space.size()), guide_(space, prior) {}
   std::vector<std::size_t> propose(std::size_t n) final {
     std::vector<std::size_t> out;
     while (out.size() < n) {
-      std::optional<std::size_t> k;
-      while (!k && ranked_head_ < ranked_.size())
-        if (const std::size_t r = ranked_[ranked_head_++]; ledger_.open(r)) k = r;
+      std::optional<std::size_t> k = guide_.next(ledger_);
       if (!k) k = next_open();
       if (!k) break;
       ledger_.propose(*k);
@@ -159,6 +160,7 @@ class FixedOrder : public Strategy {
   void tell(std::size_t k, std::optional<double> v) final {
     ledger_.check(k, "tell");
     ledger_.tell(k, v);
+    guide_.tell(k, v);
   }
   void withdraw(std::size_t k) final {
     ledger_.check(k, "withdraw");
@@ -174,13 +176,12 @@ class FixedOrder : public Strategy {
   Ledger ledger_;
 
  private:
-  std::vector<std::size_t> ranked_;  // the prior's configs, best first
-  std::size_t ranked_head_ = 0;      // the next of them to propose
+  PriorGuide guide_;
 };
 
 class GridStrategy final : public FixedOrder {
  public:
-  GridStrategy(std::size_t n, const PriorValues& prior) : FixedOrder(n, prior) {}
+  GridStrategy(const SpaceIndex& space, const PriorValues& prior) : FixedOrder(space, prior) {}
 
  private:
   std::optional<std::size_t> next_open() override {
@@ -227,8 +228,8 @@ std::optional<std::size_t> draw_open(Ledger& ledger, Permutation& order) {
 
 class RandomStrategy final : public FixedOrder {
  public:
-  RandomStrategy(std::size_t n, std::uint64_t seed, const PriorValues& prior)
-      : FixedOrder(n, prior), order_(n, seed) {}
+  RandomStrategy(const SpaceIndex& space, std::uint64_t seed, const PriorValues& prior)
+      : FixedOrder(space, prior), order_(space.size(), seed) {}
 
  private:
   std::optional<std::size_t> next_open() override { return draw_open(ledger_, order_); }
@@ -254,7 +255,8 @@ class AnnealStrategy final : public Strategy {
         restarts_(space.size(), s.seed ^ 0x9e3779b97f4a7c15ULL),
         temperature_(s.option("temperature")),
         cooling_(s.option("cooling")),
-        restart_after_(static_cast<std::size_t>(s.option("restart_after"))) {
+        restart_after_(static_cast<std::size_t>(s.option("restart_after"))),
+        guide_(space, prior) {
     if (const std::vector<std::size_t> ranked = prior_ranking(prior); !ranked.empty())
       start_ = ranked.front();
   }
@@ -273,6 +275,7 @@ class AnnealStrategy final : public Strategy {
   void tell(std::size_t k, std::optional<double> v) override {
     ledger_.check(k, "tell");
     if (!ledger_.tell(k, v)) return;
+    guide_.tell(k, v);
     const How how = how_[k];
     how_[k] = How::told;
     const bool improved = v && best_seen_ && *v < *best_seen_ - 1e-12;
@@ -306,11 +309,13 @@ class AnnealStrategy final : public Strategy {
   // jump to an open config at random.
   std::optional<std::size_t> step() {
     if (start_) {
-      // The walk starts from the prior's best: from where it stands when it was measured valid,
-      // else by measuring it first.
+      // With a prior, its probes first (prior_guide.hpp), outside the walk; then the walk starts
+      // from the best told when the prior's best was measured (it, or one better), else from
+      // the prior's best, measured first.
+      if (std::optional<std::size_t> k = guide_.probe(ledger_)) return k;
       const std::size_t k = *std::exchange(start_, std::nullopt);
       if (ledger_.told(k) && ledger_.value(k)) {
-        current_ = k;
+        current_ = ledger_.best();
       } else if (ledger_.open(k)) {
         how_[k] = How::jump;
         current_.reset();
@@ -372,6 +377,7 @@ class AnnealStrategy final : public Strategy {
   std::size_t restart_after_;
   std::optional<std::size_t> current_;
   std::optional<std::size_t> start_;  // the prior's best, until the walk starts from it
+  PriorGuide guide_;                  // the prior's probes
   std::optional<double> best_seen_;
   std::size_t since_improvement_ = 0;
 };
@@ -396,9 +402,9 @@ std::unique_ptr<Strategy> make_strategy(const SearchSettings& settings, const Sp
   if (!prior.empty() && prior.size() != space.size())
     throw error(fmt::format("search strategy: a prior of {} configs for a space of {}",
                             prior.size(), space.size()));
-  if (settings.strategy == "grid") return std::make_unique<GridStrategy>(space.size(), prior);
+  if (settings.strategy == "grid") return std::make_unique<GridStrategy>(space, prior);
   if (settings.strategy == "random")
-    return std::make_unique<RandomStrategy>(space.size(), settings.seed, prior);
+    return std::make_unique<RandomStrategy>(space, settings.seed, prior);
   if (settings.strategy == "anneal")
     return std::make_unique<AnnealStrategy>(space, settings, prior);
   if (settings.strategy == "bayes") return make_bayes_strategy(space, settings, prior);

@@ -22,11 +22,12 @@
 // alike.
 //
 // A prior (a re-tune's earlier log, PriorValues): the model's mean is the prior's value of each
-// config, shifted by the median difference between the outcomes and the prior where both are
-// known, standardized with the outcomes and down-weighted (times prior_weight); the Gaussian
-// process models what the outcomes differ from it. No config is drawn at random while the prior
-// has an open config: the model picks as soon as two outcomes are valid, before that the prior's
-// best open config is proposed.
+// config as corrected by the outcomes (prior_guide.hpp: a common shift and an offset per param
+// value), standardized with the outcomes and down-weighted (times prior_weight); the Gaussian
+// process models what the outcomes differ from it. The prior's probes come first (its best
+// configs with a param value no outcome has shown, which the correction needs); then the model
+// picks as soon as two outcomes are valid, before that the prior's best open config as corrected
+// is proposed. No config is drawn at random while the prior has an open config.
 //
 // Cost (`cost_weight` w > 0): each pick maximizes expected improvement over c^w, c the config's
 // predicted compile seconds relative to the median told (cost_model.hpp), once the compile
@@ -42,6 +43,7 @@
 
 #include <tuner/core/search/cost_model.hpp>
 #include <tuner/core/search/gaussian_process.hpp>
+#include <tuner/core/search/prior_guide.hpp>
 #include <tuner/core/search/strategy.hpp>
 
 namespace tune {
@@ -103,17 +105,18 @@ class BayesStrategy final : public Strategy {
         gp_(points_, lengths_of(space), noise_variance),
         cost_(points_),
         scored_(space.size(), false),
-        prior_(prior),
-        ranked_(prior_ranking(prior)) {
+        guide_(space, prior) {
     std::iota(order_.begin(), order_.end(), std::size_t{0});
   }
 
   std::vector<std::size_t> propose(std::size_t n) override {
     std::vector<std::size_t> out;
     while (out.size() < n && ledger_.open_count() > 0) {
-      std::optional<std::size_t> k;
-      if ((ledger_.told_count() >= initial_ || !prior_.empty()) && valid_ >= 2) k = model_pick();
-      if (!k) k = prior_open();
+      std::optional<std::size_t> k = guide_.probe(ledger_);
+      if (!k && (ledger_.told_count() >= initial_ || !guide_.empty()) && valid_ >= 2)
+        k = model_pick();
+      if (!k) k = guide_.best_open(ledger_);
+      if (k && !ledger_.pending(*k)) pend(*k);
       if (!k) k = random_open();
       if (!k) break;
       out.push_back(*k);
@@ -124,6 +127,7 @@ class BayesStrategy final : public Strategy {
   void tell(std::size_t k, std::optional<double> value) override {
     ledger_.check(k, "tell");
     if (!ledger_.tell(k, value)) return;
+    guide_.tell(k, value);
     gp_.remove_pending(k);
     observed_.emplace_back(k, value);
     if (value) {
@@ -162,18 +166,6 @@ class BayesStrategy final : public Strategy {
     if (!pick) pick = ledger_.take_withdrawn();
     if (pick) pend(*pick);
     return pick;
-  }
-
-  // The prior's best open config, pending from now; nullopt when it has none.
-  std::optional<std::size_t> prior_open() {
-    while (ranked_head_ < ranked_.size()) {
-      const std::size_t k = ranked_[ranked_head_++];
-      if (ledger_.open(k)) {
-        pend(k);
-        return k;
-      }
-    }
-    return std::nullopt;
   }
 
   // The pool config of highest expected improvement, pending from now; nullopt when the model
@@ -266,7 +258,6 @@ class BayesStrategy final : public Strategy {
     double best = 0;
     double mean = 0;
     double scale = 1;
-    double offset = 0;  // added to the prior's values to meet the outcomes
   };
   Standardized standardized() const {
     const std::vector<std::size_t>& train = gp_.train();
@@ -281,40 +272,19 @@ class BayesStrategy final : public Strategy {
     st.scale = var > 1e-12 ? std::sqrt(var) : 1.0;
     st.y = (st.y.array() - st.mean) / st.scale;
     st.best = st.y.minCoeff();
-    if (!prior_.empty()) {
-      st.offset = prior_offset();
+    if (!guide_.empty()) {
       for (std::size_t i = 0; i < train.size(); ++i)
         st.y(static_cast<Eigen::Index>(i)) -= prior_mean(train[i], st);
     }
     return st;
   }
 
-  // The median of (outcome - prior) over the valid outcomes the prior has a value for; without
-  // one, the median outcome less the prior's median.
-  double prior_offset() const {
-    std::vector<double> diffs;
-    std::vector<double> outcomes;
-    for (const auto& [k, v] : observed_) {
-      if (!v) continue;
-      outcomes.push_back(*v);
-      if (prior_[k]) diffs.push_back(*v - *prior_[k]);
-    }
-    auto median = [](std::vector<double> x) {
-      std::sort(x.begin(), x.end());
-      return x.empty() ? 0.0 : x[x.size() / 2];
-    };
-    if (!diffs.empty()) return median(std::move(diffs));
-    std::vector<double> values;
-    for (std::size_t k : ranked_)
-      values.push_back(*prior_[k]);
-    return median(std::move(outcomes)) - median(std::move(values));
-  }
-
   // The prior mean of config `k` in the standardized units of `st`: 0 (the outcomes' mean)
   // where the prior has no value.
   double prior_mean(std::size_t k, const Standardized& st) const {
-    if (prior_.empty() || !prior_[k]) return 0;
-    return prior_weight * (*prior_[k] + st.offset - st.mean) / st.scale;
+    const std::optional<double> corrected = guide_.corrected(k);
+    if (!corrected) return 0;
+    return prior_weight * (*corrected - st.mean) / st.scale;
   }
 
   // The training set: every observation while few, else the best half of the cap and the most
@@ -442,9 +412,7 @@ class BayesStrategy final : public Strategy {
   Eigen::VectorXd means_;
   double best_y_ = 0;
   std::pair<std::size_t, std::size_t> means_for_{SIZE_MAX, 0};
-  PriorValues prior_;                // empty: none
-  std::vector<std::size_t> ranked_;  // the prior's configs, best first
-  std::size_t ranked_head_ = 0;      // the next of them prior_open() looks at
+  PriorGuide guide_;  // the prior, corrected by the outcomes (empty: none)
 };
 
 }  // namespace
