@@ -8,6 +8,7 @@ Arguments: --bench <bench_search> --source <the repository> --work <scratch dir>
 """
 import argparse
 import gzip
+import re
 import shutil
 import subprocess
 import sys
@@ -47,4 +48,23 @@ for name, (space, bucket) in TABLES.items():
         sys.exit(f"search_tables_test: {name} against {space.name} bucket '{bucket}': exit "
                  f"{run.returncode}\n{run.stdout}{run.stderr}")
     print(f"{name}: {run.stdout.splitlines()[0]}")
+# table_repeatability.py on the two gemm versions: the 2-stage configs both share.
+repeat = search / "table_repeatability.py"
+tables = search / "tables"
+run = subprocess.run([sys.executable, str(repeat), str(tables / "gemm_full.skinny.jsonl.gz"),
+                      str(tables / "gemm_full.v2.skinny.jsonl.gz"), "--where", "STAGES=2",
+                      "--top", "3"], capture_output=True, text=True)
+lines = run.stdout.splitlines()
+if (run.returncode != 0 or not lines
+        or not re.match(r"^\d+ configs in both tables: common shift [+-]\d", lines[0])
+        or len(lines) != 5):
+    sys.exit(f"search_tables_test: table_repeatability.py: exit {run.returncode}\n"
+             f"{run.stdout}{run.stderr}")
+print(lines[0])
+run = subprocess.run([sys.executable, str(repeat), str(tables / "gemm_full.skinny.jsonl.gz"),
+                      str(tables / "gemm_full.v2.skinny.jsonl.gz"), "--where", "STAGES=7"],
+                     capture_output=True, text=True)
+if run.returncode == 0 or "no config" not in run.stderr:
+    sys.exit(f"search_tables_test: table_repeatability.py with nothing selected: exit "
+             f"{run.returncode}\n{run.stdout}{run.stderr}")
 print("search_tables_test: ok")
