@@ -1,7 +1,6 @@
 #include <tuner/core/search/prior_guide.hpp>
 
 #include <algorithm>
-#include <numeric>
 
 #include <fmt/core.h>
 
