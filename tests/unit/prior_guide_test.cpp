@@ -158,11 +158,11 @@ TEST_F(PriorGuideTest, WithoutAPriorItProposesNothing) {
   EXPECT_THROW(PriorGuide(space_, PriorValues(3, 1.0)), std::exception);
 }
 
-// The strategies that follow the prior (grid and random) or take it as their mean (bayes) find
-// the moved optimum in a small share of the space, where the prior's plain ranking would take
-// many more; the same seed gives the same sequence.
+// The strategies that follow the prior (grid and random), walk by it (anneal) or take it as their
+// mean (bayes) find the moved optimum in a small share of the space, where the prior's plain
+// ranking would take many more; the same seed gives the same sequence.
 TEST_F(PriorGuideTest, StrategiesWithThePriorFindTheMovedOptimumSoon) {
-  for (const char* name : {"grid", "random", "bayes"}) {
+  for (const char* name : {"grid", "random", "anneal", "bayes"}) {
     SearchSettings s;
     s.strategy = name;
     s.seed = 5;

@@ -244,7 +244,10 @@ class RandomStrategy final : public FixedOrder {
 /// to a config it was told of costs nothing (its value is known), so the walk goes on until it
 /// reaches one that is open, which it proposes. A batch is several such neighbours of the walk's
 /// current config, distinct because a pending config is never proposed again; each outcome,
-/// whenever it comes, is a Metropolis step from the walk's current config at that time.
+/// whenever it comes, is a Metropolis step from the walk's current config at that time. With a
+/// prior (prior_guide.hpp) the walk is steered by it: of up to four open neighbours found, the
+/// one with the best corrected prior value is proposed, and a jump goes to the prior's best open
+/// config as corrected while it has one.
 class AnnealStrategy final : public Strategy {
  public:
   AnnealStrategy(const SpaceIndex& space, const SearchSettings& s, const PriorValues& prior)
@@ -306,7 +309,7 @@ class AnnealStrategy final : public Strategy {
   enum class How : unsigned char { told, neighbour, jump };
 
   // The next open config: the walk's free moves (to configs already told) are bounded; then a
-  // jump to an open config at random.
+  // jump to an open config (the corrected prior's best, else at random).
   std::optional<std::size_t> step() {
     if (start_) {
       // With a prior, its probes first (prior_guide.hpp), outside the walk; then the walk starts
@@ -323,16 +326,33 @@ class AnnealStrategy final : public Strategy {
       }
     }
     if (!current_) current_ = ledger_.best();
+    std::vector<std::size_t> open;  // with a prior: open neighbours, the best as corrected wins
     for (int step = 0; step < 1000 && current_; ++step) {
       const std::optional<std::size_t> k = neighbour(*current_);
       if (!k) break;
       if (ledger_.open(*k)) {
-        how_[*k] = How::neighbour;
-        return k;
+        if (guide_.empty()) {
+          how_[*k] = How::neighbour;
+          return k;
+        }
+        if (std::find(open.begin(), open.end(), *k) == open.end()) open.push_back(*k);
+        if (open.size() == 4) break;
+        continue;
       }
       if (ledger_.told(*k)) consider(*k);  // a pending neighbour is no place to stand yet
     }
-    const std::optional<std::size_t> k = draw_open(ledger_, restarts_);
+    if (!open.empty()) {
+      auto key = [&](std::size_t k) {
+        const std::optional<double> v = guide_.corrected(k);
+        return v ? *v : std::numeric_limits<double>::infinity();
+      };
+      const std::size_t k = *std::min_element(
+          open.begin(), open.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+      how_[k] = How::neighbour;
+      return k;
+    }
+    std::optional<std::size_t> k = guide_.best_open(ledger_);
+    if (!k) k = draw_open(ledger_, restarts_);
     if (k) {
       how_[*k] = How::jump;
       current_.reset();
