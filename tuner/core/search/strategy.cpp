@@ -397,7 +397,7 @@ class AnnealStrategy final : public Strategy {
   std::size_t restart_after_;
   std::optional<std::size_t> current_;
   std::optional<std::size_t> start_;  // the prior's best, until the walk starts from it
-  PriorGuide guide_;                  // the prior's probes
+  PriorGuide guide_;                  // the prior: probes, neighbours to prefer, jumps
   std::optional<double> best_seen_;
   std::size_t since_improvement_ = 0;
 };
