@@ -32,6 +32,10 @@ PriorGuide::PriorGuide(const SpaceIndex& space, const PriorValues& prior)
     first_.push_back(features);
     features += space.levels(d);
   }
+  std::vector<double> values;
+  for (std::size_t k : ranked_)
+    values.push_back(*prior_[k]);
+  prior_median_ = median(std::move(values));
   const auto f = static_cast<Eigen::Index>(features);
   shown_.assign(features, false);
   gram_ = Eigen::MatrixXd::Zero(f, f);
@@ -45,9 +49,9 @@ void PriorGuide::tell(std::size_t k, const std::optional<double>& value) {
   told_[k] = true;
   std::vector<Eigen::Index> on;
   for (std::size_t d = 0; d < space_.dims(); ++d)
-    if (const int c = space_.coords(k)[d]; c >= 0) {
-      shown_[first_[d] + static_cast<std::size_t>(c)] = true;
-      on.push_back(static_cast<Eigen::Index>(first_[d] + static_cast<std::size_t>(c)));
+    if (const std::optional<std::size_t> f = feature(k, d)) {
+      shown_[*f] = true;
+      on.push_back(static_cast<Eigen::Index>(*f));
     }
   if (!value) return;
   outcomes_.push_back(*value);
@@ -67,9 +71,7 @@ void PriorGuide::tell(std::size_t k, const std::optional<double>& value) {
 std::optional<std::size_t> PriorGuide::probe(const Ledger& ledger) {
   auto shows_new = [&](std::size_t k) {
     for (std::size_t d = 0; d < space_.dims(); ++d)
-      if (const int c = space_.coords(k)[d];
-          c >= 0 && !shown_[first_[d] + static_cast<std::size_t>(c)])
-        return true;
+      if (const std::optional<std::size_t> f = feature(k, d); f && !shown_[*f]) return true;
     return false;
   };
   // What is told, or shows nothing new, stays so: the head moves past it for good.
@@ -113,11 +115,17 @@ std::optional<double> PriorGuide::corrected(std::size_t k) const {
   return *prior_[k] + shift_ + offsets_of(k);
 }
 
+std::optional<std::size_t> PriorGuide::feature(std::size_t k, std::size_t d) const {
+  const int c = space_.coords(k)[d];
+  if (c < 0) return std::nullopt;
+  return first_[d] + static_cast<std::size_t>(c);
+}
+
 double PriorGuide::offsets_of(std::size_t k) const {
   double sum = 0;
   for (std::size_t d = 0; d < space_.dims(); ++d)
-    if (const int c = space_.coords(k)[d]; c >= 0)
-      sum += offsets_(static_cast<Eigen::Index>(first_[d] + static_cast<std::size_t>(c)));
+    if (const std::optional<std::size_t> f = feature(k, d))
+      sum += offsets_(static_cast<Eigen::Index>(*f));
   return sum;
 }
 
@@ -130,10 +138,7 @@ void PriorGuide::fit() {
     const Eigen::MatrixXd lhs = gram_ + ridge * Eigen::MatrixXd::Identity(f, f);
     offsets_ = lhs.ldlt().solve(moment_ - shift_ * counts_);
   } else if (!outcomes_.empty()) {
-    std::vector<double> values;
-    for (std::size_t k : ranked_)
-      values.push_back(*prior_[k]);
-    shift_ = median(outcomes_) - median(std::move(values));
+    shift_ = median(outcomes_) - prior_median_;
   }
   ordered_ = false;
 }

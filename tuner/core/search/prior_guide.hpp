@@ -35,6 +35,11 @@ class PriorGuide {
 
   bool empty() const noexcept { return ranked_.empty(); }
 
+  /// The prior's best config; nullopt without a prior.
+  std::optional<std::size_t> prior_best() const {
+    return empty() ? std::nullopt : std::optional(ranked_.front());
+  }
+
   /// Records config `k`'s outcome (nullopt: invalid). Every outcome shows its param values; a
   /// valid one of a config the prior has a value for also corrects the prior. A config told
   /// twice counts once.
@@ -61,11 +66,14 @@ class PriorGuide {
 
  private:
   void fit();
+  /// The feature of config `k`'s value of param `d`; nullopt where `k` lacks the param.
+  std::optional<std::size_t> feature(std::size_t k, std::size_t d) const;
   double offsets_of(std::size_t k) const;
 
   const SpaceIndex& space_;
   PriorValues prior_;
   std::vector<std::size_t> ranked_;  // the prior's configs, best first
+  double prior_median_ = 0;          // the median of their values
   std::vector<std::size_t> first_;   // per param: its first feature's index
   std::vector<bool> told_;           // per config
   std::vector<bool> shown_;          // per feature: a config told had it

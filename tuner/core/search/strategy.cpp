@@ -259,10 +259,8 @@ class AnnealStrategy final : public Strategy {
         temperature_(s.option("temperature")),
         cooling_(s.option("cooling")),
         restart_after_(static_cast<std::size_t>(s.option("restart_after"))),
-        guide_(space, prior) {
-    if (const std::vector<std::size_t> ranked = prior_ranking(prior); !ranked.empty())
-      start_ = ranked.front();
-  }
+        guide_(space, prior),
+        start_(guide_.prior_best()) {}
 
   std::vector<std::size_t> propose(std::size_t n) override {
     std::vector<std::size_t> out;
@@ -396,8 +394,8 @@ class AnnealStrategy final : public Strategy {
   double cooling_;
   std::size_t restart_after_;
   std::optional<std::size_t> current_;
-  std::optional<std::size_t> start_;  // the prior's best, until the walk starts from it
   PriorGuide guide_;                  // the prior: probes, neighbours to prefer, jumps
+  std::optional<std::size_t> start_;  // the prior's best, until the walk starts from it
   std::optional<double> best_seen_;
   std::size_t since_improvement_ = 0;
 };

@@ -179,9 +179,9 @@ std::vector<std::size_t> prior_ranking(const PriorValues& prior);
 /// and an offset per param value) after probing the param values no outcome has shown: grid
 /// and random propose the prior's configs first, the probes and then the best as corrected;
 /// anneal proposes the probes, walks from the best told and steers its walk and its jumps by
-/// the corrected prior; bayes proposes the probes and takes
-/// the corrected prior, down-weighted, as its model's mean. Throws tune::error for an unknown
-/// strategy (the space reader refuses those first) or a prior of another size.
+/// the corrected prior; bayes proposes the probes and takes the corrected prior, down-weighted,
+/// as its model's mean. Throws tune::error for an unknown strategy (the space reader refuses
+/// those first) or a prior of another size.
 std::unique_ptr<Strategy> make_strategy(const SearchSettings& settings, const SpaceIndex& space,
                                         const PriorValues& prior = {});
 
