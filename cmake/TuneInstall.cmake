@@ -49,6 +49,7 @@ set(_tune_public_core_headers
   base/exit_codes.hpp
   base/fault_inject.hpp
   base/hash.hpp
+  base/identity.hpp
   base/input_limits.hpp
   base/json_position.hpp
   base/json_text.hpp
@@ -58,6 +59,7 @@ set(_tune_public_core_headers
   base/text.hpp
   build/cache_key.hpp
   build/elf_symbols.hpp
+  build/identical_binaries.hpp
   build/kernel_build.hpp
   build/kernel_entry.hpp
   build/kernel_cache.hpp
@@ -95,6 +97,7 @@ set(_tune_public_core_headers
   store/candidate_store.hpp
   store/remote_store.hpp
   store/shared_trials.hpp
+  store/trust.hpp
   record/t4_export.hpp
   store/store.hpp
   tune/kernel_tune.hpp)

@@ -13,6 +13,12 @@ and the sources are the build's). Then:
    incumbents, each bucket's first candidate, the adopted finalists once each (the check of
    adopted trials, docs/search.md "Adopted trials are checked here") and the runoff.
 
+3. tree C, after the store is forged (docs/trust.md): the entry of each bucket's winner of A
+   rewritten as `failed`, and the shared trials of two other configs given a median 100x faster
+   than A's best. C must compile the forged-failed candidates itself (a remote negative verdict
+   is never believed), check the two forged trials here and discard them, and write a record
+   measured here whose winners are not the forged configs.
+
 Prints per tree the wall times and counts, per bucket both winners, and a last line
 `store_check: ok (...)` or `store_check: FAIL ...`; exit status 0 or 1.
 
@@ -20,6 +26,7 @@ Usage: scripts/store_check.py --build build-gpu [--kernels reduce] [--device 0] 
 """
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -65,6 +72,66 @@ def tree(name, manifest, work, store):
 def compiles(m):
     p = Path(m["compile_log"])
     return sum(1 for _ in p.open()) if p.exists() else 0
+
+
+def forged_tree(check, tuner, kernel, manifest, work, store, a):
+    """Tree C against the store with one forged entry per bucket winner and two forged trials."""
+    failures = []
+    m_a = json.loads((work / kernel / "a" / "manifest.json").read_text())
+    arch = next(iter(m_a["records"]))
+    forged_failed = set()
+    for w in set(a["winners"].values()):
+        key = subprocess.run([str(tuner), "key", "--manifest", str(work / kernel / "a" /
+                              "manifest.json"), "--config", w, "--arch", arch],
+                             capture_output=True, text=True, check=True).stdout.split()[0]
+        entry_path = store / "ac" / key
+        entry = json.loads(entry_path.read_text())
+        entry.update(status="failed", reason="the compiler exited with status 1 (forged)",
+                     cubin_sha256="", compiler_output="forged")
+        entry_path.write_text(json.dumps(entry))
+        forged_failed.add(w)
+    best = min(t["median_ms"] for t in a["here"] if t.get("state") == "measured")
+    shared = []  # (path, object) of every shared trial
+    for p in sorted((store / "ac").iterdir()):
+        try:
+            j = json.loads(p.read_text())
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(j, dict) and "trial" in j:
+            shared.append((p, j))
+    others = sorted({j["trial"]["config_id"] for _, j in shared} - set(a["winners"].values()))
+    forged_trials = others[:2]
+    for p, j in shared:
+        if j["trial"]["config_id"] in forged_trials:
+            j["trial"]["median_ms"] = best / 100
+            j["trial"]["min_ms"] = best / 100 * 0.95
+            p.write_text(json.dumps(j))
+    path, m = tree("c", manifest, work / kernel, store)
+    warm = check.run([tuner, "warm", "--manifest", str(path)])
+    tune = check.run([tuner, "run", "--manifest", str(path), "--device", check.args.device])
+    ts = trials(m["log_dir"])
+    record = json.loads(Path(next(iter(m["records"].values()))).read_text())
+    winners = {e["bucket"]: e["config"]["id"] for e in record["entries"]}
+    sources = {e.get("source") for e in record["entries"]}
+    discarded = sorted({t["config_id"] for t in ts if t.get("checks") and
+                        not t["checks"]["agreed"]})
+    print(f"{kernel}: tree c (forged store: {len(forged_failed)} entries made 'failed' "
+          f"({', '.join(sorted(forged_failed))}), trials of {', '.join(forged_trials)} made "
+          f"{best / 100:.4g} ms): warm {warm:.1f} s, {compiles(m)} compiled; run {tune:.1f} s; "
+          f"discarded after a check here: {', '.join(discarded) or 'none'}")
+    for bucket, w in winners.items():
+        print(f"  {bucket}: tree a {a['winners'].get(bucket)}, tree c {w}")
+    if compiles(m) < len(forged_failed):
+        failures.append(f"{kernel}: tree c compiled {compiles(m)} candidates, fewer than the "
+                        f"{len(forged_failed)} forged-failed ones")
+    if set(winners.values()) & set(forged_trials):
+        failures.append(f"{kernel}: tree c's record names a forged config ({winners})")
+    if sources != {"measured"}:
+        failures.append(f"{kernel}: tree c's record has a median it did not measure ({sources})")
+    if not set(forged_trials) <= set(discarded):
+        failures.append(f"{kernel}: tree c did not discard the forged trials of "
+                        f"{sorted(set(forged_trials) - set(discarded))}")
+    return failures
 
 
 def main():
@@ -123,6 +190,7 @@ def main():
         for bucket, w in a["winners"].items():
             print(f"  {bucket}: tree a {w}, tree b {b['winners'].get(bucket)}"
                   f"{'' if w == b['winners'].get(bucket) else ' (the runoff, run here, decided)'}")
+        failures += forged_tree(check, tuner, kernel, manifest, work, store, a)
     if failures:
         print("store_check: FAIL (" + "; ".join(failures) + ")")
         return 1

@@ -9,6 +9,11 @@
 # retune.json.
 #
 #   bench/search/retune.sh [--out DIR] [--work DIR] [--build <tune build tree>] [--compile-only]
+#                          [--change source|header]
+#
+# --change header: the kernel's SOURCE is a one-line stencil_kernel.cu that includes
+# stencil_impl.cuh, and the versions are switched in that header, so that only an included file
+# changes (the source hash stays; the build identity of the log and the cache keys move).
 #
 # --build: take the tuner of that build tree (as bench/pipeline does) instead of the one the
 # project's configure builds. Without a GPU (nvidia-smi finds none), or with --compile-only, it
@@ -20,12 +25,14 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 out="${OUT:-$repo/out}/retune" work="${TMPDIR:-/tmp}/tune-bench-retune" build="" compile_only=0
+change=source
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --out) out="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     --build) build="$(cd "$2" && pwd)"; shift 2 ;;
     --compile-only) compile_only=1; shift ;;
+    --change) change="$2"; shift 2 ;;
     *) echo "retune.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -44,7 +51,14 @@ arch=sm_90
 cp -r "$here/retune" "$src"
 cp "$here/stencil/stencil.cu" "$here/stencil/stencil_v2.cu" "$here/stencil/stencil_harness.cpp" \
   "$src/"
-version() { cp "$src/stencil$([[ $1 == 2 ]] && echo _v2).cu" "$src/stencil_kernel.cu"; }
+case "$change" in
+  source) target="$src/stencil_kernel.cu" ;;
+  header) target="$src/stencil_impl.cuh"
+          printf '// The kernel: the version retune.sh switched in.\n#include "stencil_impl.cuh"\n' \
+            > "$src/stencil_kernel.cu" ;;
+  *) echo "retune.sh: --change is 'source' or 'header', not '$change'" >&2; exit 2 ;;
+esac
+version() { cp "$src/stencil$([[ $1 == 2 ]] && echo _v2).cu" "$target"; }
 set_retune() {
   sed -i "s/^retune = .*/retune = \"$1\"/" "$src/stencil.toml"
   grep -qx "retune = \"$1\"" "$src/stencil.toml" ||
@@ -124,7 +138,8 @@ print(json.dumps({
     "measured": sum(t.get("state") == "measured" for t in search),
     "prior_guided": sum("prior_rank" in t for t in search),
     "prior": header.get("prior"), "winner": entry["config"]["id"],
-    "median_ms": entry.get("median_ms"), "runoff": (entry.get("runoff") or {}).get("outcome")}))
+    "median_ms": entry.get("median_ms"), "runoff": (entry.get("runoff") or {}).get("outcome"),
+    "keys": sorted({t["cache_key"] for t in search if t.get("cache_key")})}))
 EOF
 }
 
@@ -150,11 +165,12 @@ for mode in warm full; do
   tune "v2_$mode"
 done
 
-python3 - "$out" <<'EOF' | tee "$out/retune.txt"
+python3 - "$out" "$change" <<'EOF' | tee "$out/retune.txt"
 import json, sys
 out = sys.argv[1]
 runs = {k: json.load(open(f"{out}/{k}.json")) for k in ("v1_cold", "v2_warm", "v2_full")}
-print("re-tune of the stencil (bench/search/retune/, 806 configs, bayes, patience 32, budget 100 s)")
+print("re-tune of the stencil (bench/search/retune/, 806 configs, bayes, patience 32, budget "
+      f"100 s; the change in the {sys.argv[2]})")
 for k, r in runs.items():
     median = f"{r['median_ms']:.4f} ms" if r["median_ms"] is not None else "-"
     print(f"  {k:8} {r['wall_s']:7.1f} s  {r['evaluations']:4d} evaluations "
@@ -165,6 +181,8 @@ print(f"  full / warm: wall {f['wall_s'] / w['wall_s']:.2f}x, evaluations "
       f"{f['evaluations'] / max(1, w['evaluations']):.2f}x; "
       f"same winner: {'yes' if w['winner'] == f['winner'] else 'no'}")
 json.dump(runs, open(f"{out}/retune.json", "w"), indent=2)
+if set(w["keys"]) & set(runs["v1_cold"]["keys"]) or set(f["keys"]) & set(runs["v1_cold"]["keys"]):
+    sys.exit("retune.sh: a re-tune's log holds trials of version 1's cache keys")
 if not w["prior"] or f["prior"]:
     sys.exit("retune.sh: the warm re-tune must name its prior in the log header and the full "
              "one none")

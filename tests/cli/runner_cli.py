@@ -12,6 +12,7 @@ cubin. Both buckets see the same fake; the tests look at the bucket 'n<=4096'.
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -65,6 +66,13 @@ class RunnerCli(unittest.TestCase):
         r = subprocess.run([TUNER, "key", "--manifest", str(self.manifest), "--config", block(b)],
                            capture_output=True, text=True, check=True)
         return r.stdout.strip().split()[-1]
+
+    def keyed_argv(self, b):
+        """The compile command as BLOCK=b's key has it: a store's entry must carry it."""
+        r = subprocess.run([TUNER, "key", "--manifest", str(self.manifest), "--config", block(b),
+                            "--json"], capture_output=True, text=True, check=True)
+        [argv] = [i["value"] for i in json.loads(r.stdout)["inputs"] if i["name"] == "argv"]
+        return shlex.split(argv)
 
     def write_entry(self, b, ok):
         key = self.key(b)
@@ -534,8 +542,8 @@ class RunnerCli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         prior = self.logdir / "sm_90" / f"{ENC}.prior.jsonl"
         self.assertEqual(prior.read_text(), old)
-        self.assertIn(f"{BUCKET}: warning: {self.log} was measured for another source_hash (",
-                      r.stderr)
+        self.assertIn(f"{BUCKET}: warning: {self.log} was measured for another build ("
+                      "'saxpy.cu' changed; ", r.stderr)
         self.assertIn(f"kept as the prior {prior}", r.stderr)
         header = json.loads(self.log.read_text().splitlines()[0])
         self.assertEqual(header["prior"], {"from": str(prior), "tuner": f"saxpy/{BUCKET}",
@@ -566,6 +574,81 @@ class RunnerCli(unittest.TestCase):
         self.assertIn(f"{BUCKET}: warning: prior not used: {prior}:1: error: not a trial log",
                       r.stderr)
         self.assertNotIn("prior", json.loads(self.log.read_text().splitlines()[0]))
+
+    def test_a_header_edit_makes_the_log_the_prior_with_nothing_old_left_in_the_new_log(self):
+        # Issue 43: the log's identity covers every file the key reads, not only the source: an
+        # edit of an included header sets the log aside as the prior, as a source edit does, and
+        # `tuner status` (the same judgement) names the header.
+        src = self.dir / "src" / "saxpy.cu"
+        header = self.dir / "src" / "tile.cuh"
+        header.write_text("#pragma once\nconstexpr int tile = 1;\n")
+        src.write_text('#include "tile.cuh"\n' + src.read_text())
+        for b in [64, 128, 256, 512, 1024, 2048]:
+            self.write_entry(b, ok=b != 2048)
+        env = self.env(FAKE_TAME=1)
+        r = self.tune(env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        old = self.log.read_text()
+        old_keys = {t["cache_key"] for t in self.trials() if t.get("cache_key")}
+        self.assertTrue(old_keys)
+        self.assertIn('"identity":"i1:', old.splitlines()[0])
+        header.write_text("#pragma once\nconstexpr int tile = 2;\n")
+        for b in [64, 128, 256, 512, 1024, 2048]:  # the warm of the edited header
+            self.write_entry(b, ok=b != 2048)
+        s = subprocess.run([TUNER, "status", "--manifest", str(self.manifest)],
+                           capture_output=True, text=True)
+        self.assertIn("stale", s.stdout)
+        self.assertIn("changed: 'tile.cuh' changed", s.stdout)
+        self.assertIn("; a prior for 2 of 2 buckets (10 configs measured before)", s.stdout)
+        v = subprocess.run([TUNER, "verify", "--manifest", str(self.manifest)],
+                           capture_output=True, text=True)
+        self.assertEqual(v.returncode, 1, v.stderr)
+        self.assertIn("note: the cache key of entries 'large', 'n<=4096' changed: 'tile.cuh' "
+                      "changed\n", v.stderr)
+        r = self.tune(env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        prior = self.logdir / "sm_90" / f"{ENC}.prior.jsonl"
+        self.assertEqual(prior.read_text(), old)
+        self.assertIn(f"{BUCKET}: warning: {self.log} was measured for another build ('tile.cuh' "
+                      f"changed; ", r.stderr)
+        new_keys = {t["cache_key"] for t in self.trials() if t.get("cache_key")}
+        self.assertTrue(new_keys)
+        self.assertFalse(new_keys & old_keys)  # nothing of the old version in the new log
+        self.assertEqual(json.loads(self.log.read_text().splitlines()[0])["prior"]["from"],
+                         str(prior))
+        self.assertEqual(json.loads(self.result.read_text())["prior"]["from"], str(prior))
+        # The same build again: the log is resumed, not set aside, and status offers no prior
+        # from it (the prior file is still there).
+        s = subprocess.run([TUNER, "status", "--manifest", str(self.manifest)],
+                           capture_output=True, text=True)
+        self.assertIn("fresh", s.stdout)
+
+    def test_a_binary_is_measured_once_and_its_twins_share_the_trial(self):
+        # Issue 43: BLOCK=512 compiled to the very bytes of BLOCK=1024 (a param that never
+        # reached the kernel): one measurement, the other config's trial marked same_binary.
+        key512 = self.key(512)
+        twin = b"fake cubin 1024"
+        (self.cache / f"{key512}.cubin").write_bytes(twin)
+        entry = json.loads((self.cache / f"{key512}.json").read_text())
+        entry["cubin_sha256"] = hashlib.sha256(twin).hexdigest()
+        (self.cache / f"{key512}.json").write_text(json.dumps(entry))
+        r = self.tune(env=self.env(FAKE_TAME=1))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        measured = [l for l in self.side_lines(BUCKET) if l.startswith("measure ")]
+        self.assertEqual(sum(l in ("measure BLOCK=512", "measure BLOCK=1024") for l in measured),
+                         1, measured)
+        shared = [t for t in self.trials() if t.get("same_binary")]
+        self.assertEqual(len(shared), 1, self.trials())
+        first = "BLOCK=1024" if shared[0]["config_id"] == "BLOCK=512" else "BLOCK=512"
+        self.assertEqual(shared[0]["same_binary"], first)
+        self.assertNotIn("times", shared[0])
+        self.assertIn("(the same binary as ", r.stderr)
+        self.assertIn("1 trials shared the measurement of a byte-identical binary", r.stderr)
+        # The twin is never the winner nor a finalist: the runoff is between distinct binaries.
+        for t in self.trials():
+            if t["phase"] == "runoff":
+                self.assertNotEqual({t["runoff"]["incumbent"], t["runoff"]["challenger"]},
+                                    {"BLOCK=512", "BLOCK=1024"})
 
     def test_if_stale_measures_nothing_when_another_tree_wrote_the_record_meanwhile(self):
         manifest2 = self.second_build_tree()
@@ -650,7 +733,7 @@ class RunnerCli(unittest.TestCase):
         (store / "ac" / key).write_text(json.dumps({
             "schema_version": 1, "key": key, "key_schema": "k1", "status": "ok", "reason": "",
             "compiler_output": "", "resources": None, "cubin_sha256": sha, "arch": "sm_90",
-            "config_id": block(32), "argv": [], "dependencies": []}))
+            "config_id": block(32), "argv": self.keyed_argv(32), "dependencies": []}))
         r = self.tuner_run("--compile-ahead", "--compile-jobs", "2", "--remote", str(store),
                            env=self.env(FAKE_TAME=1))
         self.assertEqual(r.returncode, 0, r.stderr)

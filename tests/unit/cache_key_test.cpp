@@ -145,8 +145,8 @@ TEST_F(CacheKeyTest, ScansProjectHeadersOnly) {
   // local.cuh through the source's own directory (named from the project root), tile.cuh through
   // the include directory, detail/a.cuh through tile.cuh's directory (named from the include
   // directory); the toolkit header, the unresolvable and system headers and unused.cuh are out.
-  EXPECT_EQ(names, (std::vector<std::string>{"kernels/gemm.cu", "detail/a.cuh", "kernels/local.cuh",
-                                             "tile.cuh"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"kernels/gemm.cu", "detail/a.cuh",
+                                             "kernels/local.cuh", "tile.cuh"}));
   EXPECT_EQ(keyer.files()[3].path, root / "kernels/include/tile.cuh");
   EXPECT_EQ(keyer.files()[3].sha256, sha256_hex("#pragma once\n#include \"detail/a.cuh\"\n"));
   CacheKey k = keyer.key(config, "sm_90");
@@ -169,6 +169,47 @@ TEST_F(CacheKeyTest, EditingAnIncludedHeaderChangesTheKey) {
   std::string before = key(manifest());
   write(root / "kernels/include/detail/a.cuh", "#pragma once\n// edited\n");
   EXPECT_NE(key(manifest()), before);
+}
+
+TEST_F(CacheKeyTest, TheEntrySymbolIsKeyedWhenItIsNotTheKernelsName) {
+  // The symbol the cubin is checked for decides the verdict: a wrong ENTRY's `failed` entry is
+  // never served to the fixed build. The kernel's own name (the default) keys as before.
+  const Manifest m = manifest();
+  const std::string as_named = key(m);
+  Manifest other = m;
+  other.entry = "gemm_v2";
+  EXPECT_NE(key(other), as_named);
+  const CacheKey k = CacheKeyer(other, ParamsAs::defines, fingerprint).key(config, "sm_90");
+  EXPECT_EQ(k.inputs.back(), (std::pair<std::string, std::string>{"entry", "gemm_v2"}));
+  EXPECT_NE(CacheKeyer(m, ParamsAs::defines, fingerprint).key(config, "sm_90").inputs.back().first,
+            "entry");
+}
+
+TEST_F(CacheKeyTest, TheIdentityHasEveryInputOfTheKeyButTheConfigsValues) {
+  const CacheKeyer keyer(manifest(), ParamsAs::defines, fingerprint);
+  const BuildIdentity id = keyer.identity("sm_90");
+  EXPECT_EQ(id.arch, "sm_90");
+  EXPECT_EQ(id.entry, "gemm");
+  EXPECT_EQ(id.toolchain, fingerprint);
+  EXPECT_EQ(std::find(id.argv.begin(), id.argv.end(), "-DBM=64"), id.argv.end());
+  EXPECT_NE(std::find(id.argv.begin(), id.argv.end(), "-lineinfo"), id.argv.end());
+  std::vector<std::string> names;
+  for (const auto& [name, sha] : id.files)
+    names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"detail/a.cuh", "kernels/gemm.cu",
+                                             "kernels/local.cuh", "tile.cuh"}));
+  // An edit of an included header: the identity names it.
+  write(root / "kernels/include/detail/a.cuh", "#pragma once\n// edited\n");
+  const BuildIdentity edited =
+      CacheKeyer(manifest(), ParamsAs::defines, fingerprint).identity("sm_90");
+  EXPECT_NE(edited.digest(), id.digest());
+  EXPECT_EQ(identity_changes(id, edited), std::vector<std::string>{"'detail/a.cuh' changed"});
+  // A flag: named as new.
+  Manifest flagged = manifest();
+  flagged.compile_options.push_back("--use_fast_math");
+  EXPECT_EQ(identity_changes(edited,
+                             CacheKeyer(flagged, ParamsAs::defines, fingerprint).identity("sm_90")),
+            std::vector<std::string>{"'--use_fast_math' is new"});
 }
 
 TEST_F(CacheKeyTest, EditingAFileTheKernelDoesNotIncludeChangesNothing) {

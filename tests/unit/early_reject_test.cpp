@@ -240,8 +240,10 @@ TEST_F(EarlyRejectSearchTest, OffMeasuresEveryCandidateInFull) {
     EXPECT_FALSE(rule);
 }
 
-TEST_F(EarlyRejectSearchTest, AFlagFromAnObjectiveWithoutARuleIsIgnored) {
-  // An incumbent's measurement can never have stopped early, whatever the objective says.
+TEST_F(EarlyRejectSearchTest, AFlagWithoutARuleOrUnderItsThresholdIsIgnored) {
+  // An incumbent's measurement can never have stopped early, whatever the objective says; nor
+  // can a candidate whose median is under the threshold it was sent (docs/trust.md: a worker
+  // that flags every answer must not keep the fastest config out).
   class Liar : public FakeMeasurer {
    public:
     using FakeMeasurer::FakeMeasurer;
@@ -255,6 +257,12 @@ TEST_F(EarlyRejectSearchTest, AFlagFromAnObjectiveWithoutARuleIsIgnored) {
       Autotuner("k/b").early_reject(10.0).require({Config{{"X", 1}}}).run_objective(m);
   ASSERT_TRUE(out);
   EXPECT_FALSE(out->trials[0].rejected_early);  // required: no rule given
+  EXPECT_FALSE(out->trials[1].rejected_early);  // 1.0 ms, under the threshold of 2.2 ms
+  EXPECT_EQ(out->best, Config({{"X", 0}}));
+  // Above its threshold the flag stands.
+  Liar slow({4.0, 2.0});
+  out = Autotuner("k/b").early_reject(10.0).require({Config{{"X", 1}}}).run_objective(slow);
+  ASSERT_TRUE(out);
   EXPECT_TRUE(out->trials[1].rejected_early);
   EXPECT_EQ(out->best, Config({{"X", 1}}));
 }

@@ -122,8 +122,8 @@ TEST_F(PriorTest, AStaleLogBecomesThePriorAndAWarmRetuneMeasuresItsBestFirst) {
   // The old log is the prior now, byte for byte; the new log names it.
   ASSERT_TRUE(fs::exists(prior_));
   EXPECT_EQ(read_log(prior_)->trials.size(), 256u);
-  EXPECT_NE(all_warnings().find(fmt::format("{} was measured for another source_hash (256 "
-                                            "trials); kept as the prior {}",
+  EXPECT_NE(all_warnings().find(fmt::format("{} was measured for another build (the kernel's "
+                                            "sources changed; 256 trials); kept as the prior {}",
                                             log_.string(), prior_.string())),
             std::string::npos)
       << all_warnings();
@@ -374,7 +374,9 @@ TEST_F(PriorTest, AHeaderOnlyStaleLogIsRemovedAndAnotherSearchsLogStillRefused) 
   Autotuner t = tuner("v2");
   run(t, v2);
   EXPECT_FALSE(fs::exists(prior_));
-  EXPECT_NE(all_warnings().find("held no trial of this source_hash; removed"), std::string::npos)
+  EXPECT_NE(
+      all_warnings().find("held no trial of this build (the kernel's sources changed); removed"),
+      std::string::npos)
       << all_warnings();
   // Another arch is another search: refused, not set aside.
   Autotuner arch = tuner("v2");

@@ -49,6 +49,15 @@ json servers() {
 }
 #endif
 
+// The request a test's entries (stored_entry: sm_90, BLOCK=128, no argv) answer under `key`.
+CompileRequest request_of(const std::string& key) {
+  CompileRequest r;
+  r.key = key;
+  r.arch = "sm_90";
+  r.config_id = "BLOCK=128";
+  return r;
+}
+
 class RemoteStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -106,7 +115,7 @@ TEST_F(RemoteStoreTest, UploadThenFetchIntoAnotherCache) {
   EXPECT_TRUE(fs::exists(root_ / "ac" / key));
 
   auto down = remote();
-  std::optional<CacheEntry> got = down->fetch_entry(b, key);
+  std::optional<CacheEntry> got = down->fetch_entry(b, request_of(key));
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->cubin_sha256, sha256_hex("cubin bytes"));
   EXPECT_EQ(read_file(b.cubin_path(key)), "cubin bytes");
@@ -118,25 +127,57 @@ TEST_F(RemoteStoreTest, UploadThenFetchIntoAnotherCache) {
 TEST_F(RemoteStoreTest, AMissIsQuiet) {
   const KernelCache b(cache_dir_);
   auto r = remote();
-  EXPECT_FALSE(r->fetch_entry(b, key_of("absent")).has_value());
+  EXPECT_FALSE(r->fetch_entry(b, request_of(key_of("absent"))).has_value());
   EXPECT_EQ(r->stats().misses, 1);
   EXPECT_TRUE(r->reachable());
   EXPECT_TRUE(warnings_.empty());
 }
 
-TEST_F(RemoteStoreTest, InvalidEntriesAreSharedWithoutABlob) {
+TEST_F(RemoteStoreTest, AnInvalidEntryIsSharedButNeverBelievedFromTheStore) {
+  // docs/trust.md: another host's `failed` (a forgery, or its own trouble) never excludes a
+  // candidate here: no answer, so the candidate is compiled here.
   const KernelCache a(dir_ / "a");
   const KernelCache b(dir_ / "b");
-  CacheEntry e;
-  e.key = key_of("failed");
-  e.status = CacheStatus::failed;
-  e.reason = "the compiler exited with status 1";
-  e = a.store(e, std::nullopt);
+  for (CacheStatus status :
+       {CacheStatus::failed, CacheStatus::over_limit, CacheStatus::timed_out}) {
+    CacheEntry e;
+    e.key = key_of(std::string(to_string(status)));
+    e.arch = "sm_90";
+    e.config_id = "BLOCK=128";
+    e.status = status;
+    e.reason = "the compiler exited with status 1";
+    e.compile_s = 1e308;
+    e = a.store(e, std::nullopt);
+    ASSERT_TRUE(remote()->upload_entry(a, e));
+    EXPECT_TRUE(fs::exists(root_ / "ac" / e.key));
+    EXPECT_FALSE(remote()->fetch_entry(b, request_of(e.key)).has_value()) << to_string(status);
+    EXPECT_FALSE(fs::exists(b.entry_path(e.key)));
+  }
+  EXPECT_TRUE(warnings_.empty());
+}
+
+TEST_F(RemoteStoreTest, AnEntryOfAnotherCandidateUnderTheKeyIsRefused) {
+  // docs/trust.md: an entry that names another config (its blob, digest and argv copied under
+  // this key) is not this key's candidate.
+  const KernelCache a(dir_ / "a");
+  const KernelCache b(dir_ / "b");
+  const std::string key = key_of("k");
+  CacheEntry e = stored_entry(a, key, "another config's bytes");
   ASSERT_TRUE(remote()->upload_entry(a, e));
-  std::optional<CacheEntry> got = remote()->fetch_entry(b, e.key);
-  ASSERT_TRUE(got.has_value());
-  EXPECT_EQ(got->status, CacheStatus::failed);
-  EXPECT_EQ(got->reason, "the compiler exited with status 1");
+  CompileRequest want = request_of(key);
+  want.config_id = "BLOCK=32";
+  EXPECT_FALSE(remote()->fetch_entry(b, want).has_value());
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find(fmt::format("ac/{} is not the entry of its key: its config is "
+                                          "'BLOCK=128', the key's is 'BLOCK=32'",
+                                          key)),
+            std::string::npos)
+      << warnings_[0];
+  // The keyed argv too: a forger who fixes the config id still names another compile.
+  want = request_of(key);
+  want.argv_keyed = {"nvcc", "-DBLOCK=32"};
+  EXPECT_FALSE(remote()->fetch_entry(b, want).has_value());
+  EXPECT_FALSE(fs::exists(b.cubin_path(key)));
 }
 
 TEST_F(RemoteStoreTest, ACorruptBlobIsAWarningAndNothingIsWritten) {
@@ -148,7 +189,7 @@ TEST_F(RemoteStoreTest, ACorruptBlobIsAWarningAndNothingIsWritten) {
   // The server's copy goes bad (a disk, a proxy): the digest no longer matches.
   write(root_ / "cas" / e.cubin_sha256, "evil bytes");
   auto r = remote();
-  EXPECT_FALSE(r->fetch_entry(b, key).has_value());
+  EXPECT_FALSE(r->fetch_entry(b, request_of(key)).has_value());
   EXPECT_FALSE(fs::exists(b.cubin_path(key)));
   EXPECT_FALSE(fs::exists(b.entry_path(key)));
   ASSERT_EQ(warnings_.size(), 1u);
@@ -166,7 +207,7 @@ TEST_F(RemoteStoreTest, AnEntryOfAnotherKeyIsRefused) {
   ASSERT_TRUE(remote()->upload_entry(a, e));
   const std::string other = key_of("two");
   write(root_ / "ac" / other, json(e).dump());
-  EXPECT_FALSE(remote()->fetch_entry(b, other).has_value());
+  EXPECT_FALSE(remote()->fetch_entry(b, request_of(other)).has_value());
   ASSERT_EQ(warnings_.size(), 1u);
   EXPECT_NE(warnings_[0].find("holds the entry of another key"), std::string::npos);
 }
@@ -221,12 +262,12 @@ TEST_F(RemoteStoreTest, TheCandidateStoreAsksItsLayersInTurn) {
   ASSERT_TRUE(remote()->upload_entry(a, stored_entry(a, there, "remote bytes")));
   auto r = remote();
   const CandidateStore store(b, r.get(), dir_ / "compile.log");
-  ASSERT_TRUE(store.find(here).has_value());
+  ASSERT_TRUE(store.find(request_of(here)).has_value());
   EXPECT_EQ(r->stats().hits + r->stats().misses, 0);
-  std::optional<CacheEntry> fetched = store.find(there);
+  std::optional<CacheEntry> fetched = store.find(request_of(there));
   ASSERT_TRUE(fetched.has_value());
   EXPECT_EQ(read_file(b.cubin_path(there)), "remote bytes");
-  EXPECT_FALSE(store.find(key_of("nowhere")).has_value());
+  EXPECT_FALSE(store.find(request_of(key_of("nowhere"))).has_value());
   EXPECT_FALSE(fs::exists(dir_ / "compile.log"));
 }
 
@@ -242,8 +283,8 @@ TEST_F(RemoteStoreTest, AnUnreachableStoreWarnsOnceAndStaysLocal) {
   RemoteStore r(
       open_http_store(url, quick), [this](const std::string& w) { warnings_.push_back(w); },
       dir_ / "down");
-  EXPECT_FALSE(r.fetch_entry(b, key_of("a")).has_value());
-  EXPECT_FALSE(r.fetch_entry(b, key_of("b")).has_value());
+  EXPECT_FALSE(r.fetch_entry(b, request_of(key_of("a"))).has_value());
+  EXPECT_FALSE(r.fetch_entry(b, request_of(key_of("b"))).has_value());
   EXPECT_FALSE(r.reachable());
   ASSERT_EQ(warnings_.size(), 1u);
   EXPECT_EQ(warnings_[0].rfind("remote store 'http://127.0.0.1:9/nothing' is unreachable (", 0), 0u)
@@ -278,7 +319,8 @@ TEST_F(RemoteStoreTest, AnUnreachableStoreWarnsOnceToSeveralThreads) {
       threads.emplace_back([&, i] {
         together.arrive_and_wait();
         for (int j = 0; j < 4; ++j)
-          EXPECT_FALSE(r.fetch_entry(b, key_of(fmt::format("{}.{}", i, j))).has_value());
+          EXPECT_FALSE(
+              r.fetch_entry(b, request_of(key_of(fmt::format("{}.{}", i, j)))).has_value());
       });
     for (std::thread& t : threads)
       t.join();
@@ -308,7 +350,9 @@ TEST_F(RemoteStoreTest, OneStoreOnSeveralThreadsCountsEveryTransfer) {
   on_threads([&](const CacheEntry& e) { EXPECT_TRUE(up->upload_entry(a, e)); });
   EXPECT_EQ(up->stats().uploads, 2 * threads_n * per_thread);  // each cubin, then its entry
   auto down = remote();
-  on_threads([&](const CacheEntry& e) { EXPECT_TRUE(down->fetch_entry(b, e.key).has_value()); });
+  on_threads([&](const CacheEntry& e) {
+    EXPECT_TRUE(down->fetch_entry(b, request_of(e.key)).has_value());
+  });
   EXPECT_EQ(down->stats().hits, threads_n * per_thread);
   for (const CacheEntry& e : entries)
     EXPECT_EQ(read_file(b.cubin_path(e.key)), read_file(a.cubin_path(e.key)));
@@ -351,7 +395,7 @@ TEST_F(RemoteStoreTest, AStoreAnsweringHtmlIsOneWarningThenLocal) {
   }
   auto r = remote();
   for (const std::string& k : keys)
-    EXPECT_FALSE(r->fetch_entry(cache, k).has_value());
+    EXPECT_FALSE(r->fetch_entry(cache, request_of(k)).has_value());
   EXPECT_FALSE(r->get_json("ac/" + keys.front()).has_value());
   ASSERT_EQ(warnings_.size(), 1u);
   EXPECT_NE(warnings_[0].find("not JSON"), std::string::npos) << warnings_[0];
@@ -623,7 +667,7 @@ std::unique_ptr<RemoteStore> quick(const std::string& url, std::vector<std::stri
 TEST_F(RemoteStoreTest, ServerErrorsAreRetriedThenLocal) {
   const KernelCache b(cache_dir_);
   auto r = quick(nginx_ + "/fail500", warnings_);
-  EXPECT_FALSE(r->fetch_entry(b, key_of("k")).has_value());
+  EXPECT_FALSE(r->fetch_entry(b, request_of(key_of("k"))).has_value());
   EXPECT_FALSE(r->reachable());
   ASSERT_EQ(warnings_.size(), 1u);
   EXPECT_NE(warnings_[0].find("answered HTTP 500"), std::string::npos) << warnings_[0];
@@ -636,14 +680,14 @@ TEST_F(RemoteStoreTest, ATransient503IsRetried) {
   const CacheEntry e = stored_entry(a, key, "flaky bytes");
   const std::string url = faults_ + "/flaky/" + key_of("prefix").substr(0, 8);
   EXPECT_TRUE(quick(url, warnings_)->upload_entry(a, e));
-  EXPECT_TRUE(quick(url, warnings_)->fetch_entry(b, key).has_value());
+  EXPECT_TRUE(quick(url, warnings_)->fetch_entry(b, request_of(key)).has_value());
   EXPECT_TRUE(warnings_.empty()) << warnings_[0];
 }
 
 TEST_F(RemoteStoreTest, APartialBodyIsNeverUsed) {
   const KernelCache b(cache_dir_);
   auto r = quick(faults_ + "/truncate", warnings_, 2);
-  EXPECT_FALSE(r->fetch_entry(b, key_of("k")).has_value());
+  EXPECT_FALSE(r->fetch_entry(b, request_of(key_of("k"))).has_value());
   EXPECT_FALSE(fs::exists(b.entry_path(key_of("k"))));
   ASSERT_EQ(warnings_.size(), 1u);
   EXPECT_NE(warnings_[0].find("unreachable"), std::string::npos) << warnings_[0];
@@ -653,7 +697,7 @@ TEST_F(RemoteStoreTest, ASlowServerTimesOutInBoundedTime) {
   const KernelCache b(cache_dir_);
   auto r = quick(faults_ + "/slow", warnings_, 2);
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_FALSE(r->fetch_entry(b, key_of("k")).has_value());
+  EXPECT_FALSE(r->fetch_entry(b, request_of(key_of("k"))).has_value());
   const double took =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(took, 4.0);
@@ -669,7 +713,7 @@ TEST_F(RemoteStoreTest, RedirectsAreFollowedForReads) {
   ASSERT_TRUE(remote()->upload_entry(a, e));
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   auto r = quick(nginx_ + "/moved/" + info->name(), warnings_);
-  EXPECT_TRUE(r->fetch_entry(b, key).has_value());
+  EXPECT_TRUE(r->fetch_entry(b, request_of(key)).has_value());
   EXPECT_TRUE(warnings_.empty());
 }
 
@@ -696,7 +740,7 @@ TEST_F(RemoteStoreTest, ConcurrentUploadsOfOneKeyLeaveOneWholeObject) {
     t.join();
   EXPECT_EQ(sha256_file(root_ / "cas" / e.cubin_sha256), e.cubin_sha256);
   const KernelCache b(dir_ / "b");
-  EXPECT_TRUE(remote()->fetch_entry(b, key).has_value());
+  EXPECT_TRUE(remote()->fetch_entry(b, request_of(key)).has_value());
 }
 
 // A store behind credentials or TLS, with `options` (quick timeouts, the fixture's CA unless
@@ -741,7 +785,7 @@ TEST_F(RemoteStoreTest, ABearerTokenIsSentAndNeverShown) {
   HttpOptions right;
   right.bearer_token = token;
   EXPECT_TRUE(secured(url, right, warnings_)->upload_entry(a, e));
-  EXPECT_TRUE(secured(url, right, warnings_)->fetch_entry(b, key).has_value());
+  EXPECT_TRUE(secured(url, right, warnings_)->fetch_entry(b, request_of(key)).has_value());
   EXPECT_EQ(read_file(b.cubin_path(key)), "bearer bytes");
   EXPECT_TRUE(warnings_.empty()) << warnings_[0];
 }
@@ -773,7 +817,7 @@ TEST_F(RemoteStoreTest, BasicAuthFromTheEnvironmentOrANetrcFile) {
   HttpOptions from_file;
   from_file.netrc_file = netrc.string();
   const KernelCache b(dir_ / "b");
-  EXPECT_TRUE(secured(url, from_file, warnings_)->fetch_entry(b, key).has_value());
+  EXPECT_TRUE(secured(url, from_file, warnings_)->fetch_entry(b, request_of(key)).has_value());
   EXPECT_EQ(read_file(b.cubin_path(key)), "basic bytes");
   EXPECT_TRUE(warnings_.empty()) << warnings_[0];
 }
@@ -788,7 +832,7 @@ TEST_F(RemoteStoreTest, TlsIsVerifiedAgainstTheSystemOrTheGivenCaBundle) {
   // The private CA is not in the system's bundle: the peer is not trusted, nothing is sent.
   const KernelCache b(dir_ / "b");
   auto untrusted = secured(url, {}, warnings_);
-  EXPECT_FALSE(untrusted->fetch_entry(b, key).has_value());
+  EXPECT_FALSE(untrusted->fetch_entry(b, request_of(key)).has_value());
   EXPECT_FALSE(untrusted->reachable());
   ASSERT_EQ(warnings_.size(), 1u);
   EXPECT_NE(warnings_[0].find("unreachable"), std::string::npos) << warnings_[0];
@@ -803,7 +847,7 @@ TEST_F(RemoteStoreTest, TlsIsVerifiedAgainstTheSystemOrTheGivenCaBundle) {
   HttpOptions with_ca;
   with_ca.ca_bundle = s["ca_bundle"].get<std::string>();
   EXPECT_TRUE(secured(url, with_ca, warnings_)->upload_entry(a, e));
-  EXPECT_TRUE(secured(url, with_ca, warnings_)->fetch_entry(b, key).has_value());
+  EXPECT_TRUE(secured(url, with_ca, warnings_)->fetch_entry(b, request_of(key)).has_value());
   EXPECT_EQ(read_file(b.cubin_path(key)), "tls bytes");
   EXPECT_TRUE(warnings_.empty()) << warnings_[0];
 }

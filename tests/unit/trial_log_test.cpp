@@ -1,6 +1,8 @@
 #include <tuner/core/search/file_lock.hpp>
 #include <tuner/core/search/trial_log.hpp>
 
+#include <tuner/core/base/identity.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -302,6 +304,107 @@ TEST(HeaderTest, JsonRoundTripAndDifferences) {
                 .error()
                 .message,
             "the header's 'objective' must be 'minimize' or 'maximize'");
+}
+
+BuildIdentity identity_v1() {
+  BuildIdentity id;
+  id.arch = "sm_90";
+  id.argv = {"nvcc", "-cubin", "-arch=sm_90",    "-O3", "-Ikernels/include",
+             "-o",   "<out>",  "kernels/gemm.cu"};
+  id.entry = "gemm";
+  id.files = {{"common.cuh", "bb"}, {"kernels/gemm.cu", "aa"}, {"tile.cuh", "cc"}};
+  id.toolchain = "nvcc 13.0.88, ptxas 13.0.88";
+  return id;
+}
+
+TEST(IdentityTest, NamesExactlyTheInputThatChanged) {
+  const BuildIdentity v1 = identity_v1();
+  EXPECT_TRUE(identity_changes(v1, v1).empty());
+  EXPECT_EQ(v1.digest().substr(0, 3), "i1:");
+  BuildIdentity v2 = v1;
+  v2.files[2].second = "dd";
+  EXPECT_EQ(identity_changes(v1, v2), std::vector<std::string>{"'tile.cuh' changed"});
+  EXPECT_NE(v1.digest(), v2.digest());
+  v2 = v1;
+  v2.argv.insert(v2.argv.begin() + 4, "-lineinfo");
+  v2.files.emplace_back("detail/x.cuh", "ee");
+  v2.files.erase(v2.files.begin());
+  EXPECT_EQ(identity_changes(v1, v2),
+            (std::vector<std::string>{"'detail/x.cuh' is newly included",
+                                      "'common.cuh' is no longer included", "'-lineinfo' is new"}));
+  v2 = v1;
+  v2.toolchain = "nvcc 13.1.0, ptxas 13.1.0";
+  v2.entry = "gemm_v2";
+  EXPECT_EQ(identity_changes(v1, v2),
+            (std::vector<std::string>{
+                "toolchain 'nvcc 13.0.88, ptxas 13.0.88' -> 'nvcc 13.1.0, ptxas 13.1.0'",
+                "entry 'gemm' -> 'gemm_v2'"}));
+  // The JSON round trip gives the same digest; a damaged one does not read.
+  result<BuildIdentity> back = identity_from_json(to_json(v1));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->digest(), v1.digest());
+  nlohmann::json bad = to_json(v1);
+  bad["files"]["tile.cuh"] = 3;
+  EXPECT_FALSE(identity_from_json(bad).has_value());
+}
+
+LogHeader header_of(const BuildIdentity& id) {
+  LogHeader h;
+  h.tuner = "gemm/large";
+  h.space_hash = "s";
+  h.arch = "sm_90";
+  h.source_hash = "src";
+  h.toolchain = id.toolchain;
+  h.identity = id.digest();
+  h.identity_inputs = to_json(id);
+  return h;
+}
+
+TEST(JudgeLogTest, AnotherBuildIsThePriorWhateverChangedAnotherSearchIsRefused) {
+  const LogHeader v1 = header_of(identity_v1());
+  EXPECT_EQ(judge_log(v1, v1).fate, LogFate::resume);
+  // A header the source hash does not see (only an included file changed).
+  BuildIdentity edited = identity_v1();
+  edited.files[2].second = "dd";
+  LogJudgement j = judge_log(v1, header_of(edited));
+  EXPECT_EQ(j.fate, LogFate::prior);
+  EXPECT_EQ(j.changes, std::vector<std::string>{"'tile.cuh' changed"});
+  // The header as written and read back names the same.
+  result<LogHeader> read = header_from_json(to_json(v1));
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(*read, v1);
+  EXPECT_EQ(judge_log(*read, header_of(edited)).changes, j.changes);
+  // A log written before logs carried an identity is of an unknown build.
+  LogHeader old = v1;
+  old.identity.reset();
+  old.identity_inputs = nullptr;
+  j = judge_log(old, v1);
+  EXPECT_EQ(j.fate, LogFate::prior);
+  EXPECT_EQ(j.changes, std::vector<std::string>{
+                           "the log was written before logs carried their build's identity"});
+  // The pruned space: another build of the same search too.
+  LogHeader pruned = v1;
+  pruned.space_hash = "s2";
+  EXPECT_EQ(judge_log(v1, pruned).changes,
+            std::vector<std::string>{"the bucket's configs changed (the space or its pruning)"});
+  // Another arch or objective is another search: refused, with the fields.
+  LogHeader other = v1;
+  other.tuner = "gemm/small";
+  j = judge_log(v1, other);
+  EXPECT_EQ(j.fate, LogFate::refuse);
+  EXPECT_EQ(j.changes,
+            std::vector<std::string>{"tuner 'gemm/large' (log) vs 'gemm/small' (this run)"});
+  // Only the strategy differs: refused (the same build).
+  LogHeader strategy = v1;
+  strategy.search = {{"strategy", "random"}};
+  EXPECT_EQ(judge_log(v1, strategy).fate, LogFate::refuse);
+  // Inputs that do not give the digest beside them are dropped when read: only words are lost.
+  nlohmann::json forged = to_json(v1);
+  forged["inputs"]["entry"] = "other";
+  read = header_from_json(forged);
+  ASSERT_TRUE(read.has_value());
+  EXPECT_TRUE(read->identity_inputs.is_null());
+  EXPECT_EQ(read->identity, v1.identity);
 }
 
 Trial logged(int a, bool measured, Phase phase = Phase::search,

@@ -117,15 +117,25 @@ TEST_F(VerifyTest, PinnedRecordVerifiesUntilTheHeaderChanges) {
   ASSERT_EQ(stale->errors.size(), 2u);
   EXPECT_EQ(stale->errors[0].rfind("entry 'large' cache_key: record has 'k1:", 0), 0u);
   EXPECT_EQ(stale->errors[1].rfind("entry 'small' cache_key: record has 'k1:", 0), 0u);
-  // What changed, in words (no cache entry of the recorded keys here: what the key reads), and
-  // the two ways on.
+  // What changed, in words: the record's identity names the header, with no cache entry of the
+  // recorded keys here (a CI gate's fresh tree); and the two ways on.
   const std::string m = b.manifest.path.string();
   EXPECT_EQ(stale->changes,
             (std::vector<std::string>{
-                "the cache key of entries 'large', 'small' changed: a header it includes "
-                "('kernels/tile.cuh'), a compile flag or the params changed: `tuner key --explain "
-                "--manifest " +
-                m + " --config 'BM=64,LAYOUT=\"col\"'` lists what the key reads"}));
+                "the cache key of entries 'large', 'small' changed: 'kernels/tile.cuh' changed"}));
+  // A record written before records kept their identity: what the key reads, and the command
+  // that lists it.
+  {
+    Record old = Record::load(path).value();
+    old.identity.reset();
+    old.save(path);
+    EXPECT_EQ(verify_kernel_record(b, "sm_90", path)->changes,
+              (std::vector<std::string>{
+                  "the cache key of entries 'large', 'small' changed: a header it includes "
+                  "('kernels/tile.cuh'), a compile flag or the params changed: `tuner key "
+                  "--explain --manifest " +
+                  m + " --config 'BM=64,LAYOUT=\"col\"'` lists what the key reads"}));
+  }
   EXPECT_EQ(
       stale->pin_commands,
       (std::vector<std::string>{
@@ -168,23 +178,36 @@ TEST_F(VerifyTest, StaleRecordsNameWhatChanged) {
     return verify_kernel_record(build, "sm_90", path).value().changes;
   };
   const std::string moved = "the cache key of entries 'large', 'small' changed: ";
-  // A definition: the compile command names it.
+  // A definition: the identity names it.
   KernelBuild defined = b;
   defined.manifest.definitions = {"FAST=1"};
-  EXPECT_EQ(changes_after(defined),
-            std::vector<std::string>{moved + "its compile command changed: '-DFAST=1' is new"});
-  // A header: the files it reads are the same, so one of them changed.
+  EXPECT_EQ(changes_after(defined), std::vector<std::string>{moved + "'-DFAST=1' is new"});
+  // A header: exactly the one that changed.
   write(root / "kernels/tile.cuh", "#pragma once\n// edited\n");
-  EXPECT_EQ(changes_after(b),
-            std::vector<std::string>{moved + "a header it includes changed (it reads "
-                                             "'kernels/tile.cuh')"});
-  // A new include: the file list says which.
+  EXPECT_EQ(changes_after(b), std::vector<std::string>{moved + "'kernels/tile.cuh' changed"});
+  // A new include: the includer changed, and the new file is named.
   write(root / "kernels/more.cuh", "#pragma once\n");
   write(root / "kernels/tile.cuh", "#pragma once\n#include \"more.cuh\"\n");
-  EXPECT_EQ(
-      changes_after(b),
-      std::vector<std::string>{moved + "the files it includes changed: 'kernels/more.cuh' is new"});
+  EXPECT_EQ(changes_after(b), std::vector<std::string>{
+                                  moved + "'kernels/tile.cuh' changed, 'kernels/more.cuh' is newly "
+                                          "included"});
+  // A record without its identity (written before it): the kernel cache's entry of the
+  // recorded key names what changed.
+  {
+    Record old = Record::load(path).value();
+    old.identity.reset();
+    old.save(path);
+    EXPECT_EQ(changes_after(defined),
+              std::vector<std::string>{moved + "its compile command changed: '-DFAST=1' is new"});
+    EXPECT_EQ(changes_after(b), std::vector<std::string>{moved + "the files it includes changed: "
+                                                                 "'kernels/more.cuh' is new"});
+    write(root / "kernels/tile.cuh", "#pragma once\n// edited\n");
+    EXPECT_EQ(changes_after(b),
+              std::vector<std::string>{moved + "a header it includes changed (it reads "
+                                               "'kernels/tile.cuh')"});
+  }
   write(root / "kernels/tile.cuh", "#pragma once\n");
+  pin_every_bucket(b, CacheKeyer(b.manifest, b.space), config).save(path);  // its identity again
   // The source: named once, and the keys point at it.
   write(root / "kernels/gemm.cu", "#include \"tile.cuh\"\n// edited\n");
   EXPECT_EQ(changes_after(b),

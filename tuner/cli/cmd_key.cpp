@@ -1,9 +1,11 @@
 // `tuner key --manifest M --config ID [--arch A] [--explain] [--json]`: a candidate's cache key.
 //
-// Prints the digest on one line. --explain then lists every input that went into it, in digest
+// Prints the digest on one line (one line per architecture, each naming it, for a kernel of
+// several when --arch names none). --explain then lists every input that went into it, in digest
 // order: the key schema, the keyed nvcc argument vector, the generated params header (with
 // params_as = "constexpr"), each file with its name and SHA-256, and the toolchain. --json prints
-// {"schema", "digest", "inputs": [{"name", "value"}], "dependencies": [absolute paths]}.
+// {"schema", "digest", "inputs": [{"name", "value"}], "dependencies": [absolute paths]} (for
+// several architectures, {"keys": [one such object per arch]}).
 // Exit codes: 0 printed, 2 bad input (manifest, space, arch or config), 3 nvcc cannot be run.
 #include <cstdio>
 #include <memory>
@@ -30,12 +32,48 @@ struct KeyOptions {
   bool json = false;
 };
 
+void print_explained(const CacheKey& key, const Config& config, const std::string& arch) {
+  fmt::print("inputs of cache key {}:{} (config {}, {}):\n", key.schema, key.digest, config.id(),
+             arch);
+  for (const auto& [name, value] : key.inputs) {
+    if (name == "params_header" || name == "entry_unit") {
+      fmt::print("  {:<14}\n", name);
+      std::size_t pos = 0;
+      while (pos < value.size()) {
+        std::size_t end = value.find('\n', pos);
+        if (end == std::string::npos) end = value.size();
+        fmt::print("    {}\n", value.substr(pos, end - pos));
+        pos = end + 1;
+      }
+    } else {
+      fmt::print("  {:<14}{}\n", name, value);
+    }
+  }
+}
+
+nlohmann::json key_json(const CacheKey& key, const Config& config, const std::string& arch) {
+  nlohmann::json j;
+  j["schema"] = key.schema;
+  j["digest"] = key.digest;
+  j["config_id"] = config.id();
+  j["arch"] = arch;
+  j["inputs"] = nlohmann::json::array();
+  for (const auto& [name, value] : key.inputs)
+    j["inputs"].push_back({{"name", name}, {"value", value}});
+  j["dependencies"] = nlohmann::json::array();
+  for (const auto& d : key.dependencies)
+    j["dependencies"].push_back(d.string());
+  return j;
+}
+
+// One key per architecture: --arch, else every one the kernel declares. With several, each
+// digest line names its arch (`<digest>  sm_80`) and --json prints {"keys": [...]}.
 int run_key(const KeyOptions& opt) {
-  std::optional<ChosenKernel> chosen = load_chosen_kernel(opt.manifest, opt.arch, ArchChoice::one);
+  std::optional<ChosenKernel> chosen =
+      load_chosen_kernel(opt.manifest, opt.arch, ArchChoice::every);
   if (!chosen) return exit_bad_input;
   const KernelBuild& build = chosen->build;
   const Manifest& m = build.manifest;
-  const std::string arch = chosen->archs.front();
   const Config* config = find_config(build.space.all_configs(), opt.config);
   if (config == nullptr) {
     fmt::print(stderr, "tuner key: error: config '{}' is not in the space '{}'\n", opt.config,
@@ -43,41 +81,19 @@ int run_key(const KeyOptions& opt) {
     return exit_bad_input;
   }
   CacheKeyer keyer(m, build.space);
-  CacheKey key = keyer.key(*config, arch);
-  if (opt.json) {
-    nlohmann::json j;
-    j["schema"] = key.schema;
-    j["digest"] = key.digest;
-    j["config_id"] = config->id();
-    j["arch"] = arch;
-    j["inputs"] = nlohmann::json::array();
-    for (const auto& [name, value] : key.inputs)
-      j["inputs"].push_back({{"name", name}, {"value", value}});
-    j["dependencies"] = nlohmann::json::array();
-    for (const auto& d : key.dependencies)
-      j["dependencies"].push_back(d.string());
-    fmt::print("{}\n", dump_json(j, 2));
-    return exit_ok;
-  }
-  fmt::print("{}\n", key.digest);
-  if (opt.explain) {
-    fmt::print("inputs of cache key {}:{} (config {}, {}):\n", key.schema, key.digest, config->id(),
-               arch);
-    for (const auto& [name, value] : key.inputs) {
-      if (name == "params_header" || name == "entry_unit") {
-        fmt::print("  {:<14}\n", name);
-        std::size_t pos = 0;
-        while (pos < value.size()) {
-          std::size_t end = value.find('\n', pos);
-          if (end == std::string::npos) end = value.size();
-          fmt::print("    {}\n", value.substr(pos, end - pos));
-          pos = end + 1;
-        }
-      } else {
-        fmt::print("  {:<14}{}\n", name, value);
-      }
+  const bool several = chosen->archs.size() > 1;
+  nlohmann::json keys = nlohmann::json::array();
+  for (const std::string& arch : chosen->archs) {
+    const CacheKey key = keyer.key(*config, arch);
+    if (opt.json) {
+      keys.push_back(key_json(key, *config, arch));
+      continue;
     }
+    fmt::print("{}{}\n", key.digest, several ? "  " + arch : "");
+    if (opt.explain) print_explained(key, *config, arch);
   }
+  if (opt.json)
+    fmt::print("{}\n", dump_json(several ? nlohmann::json{{"keys", keys}} : keys[0], 2));
   return exit_ok;
 }
 
@@ -90,7 +106,8 @@ void add_key_command(CLI::App& app, Run& run) {
   sub->add_option("--config", opt->config,
                   "the config id, e.g. BM=64,LAYOUT=\"row\" (strings may be unquoted)")
       ->required();
-  sub->add_option("--arch", opt->arch, "the architecture (default: the manifest's only one)");
+  sub->add_option("--arch", opt->arch,
+                  "the architecture (default: every one the manifest declares)");
   sub->add_flag("--explain", opt->explain, "list every input that went into the key");
   sub->add_flag("--json", opt->json, "print the key and its inputs as JSON");
   sub->callback([&run, opt] { run = [opt] { return run_key(*opt); }; });

@@ -135,6 +135,7 @@ int run_record_set(const RecordSetOptions& opt) {
     record.source_hash = w->source_hash;
     record.space_hash = w->space_hash;
     record.toolchain = w->toolchain;
+    record.identity = w->identity;
     record.tuner_version = w->tuner_version;
   } else {
     record = Record(*w);

@@ -33,6 +33,7 @@
 #include <tuner/core/build/cache_key.hpp>
 #include <tuner/core/build/kernel_build.hpp>
 #include <tuner/core/record/bucket_result.hpp>
+#include <tuner/core/store/candidate_store.hpp>
 #include <tuner/core/store/remote_store.hpp>
 #include <tuner/core/store/shared_trials.hpp>
 
@@ -196,7 +197,7 @@ int pull_command(RemoteStore& remote, const std::vector<KernelBuild>& kernels) {
           if (!seen.insert(key).second) continue;
           if (cache.lookup(key))
             ++present;
-          else if (remote.fetch_entry(cache, key))
+          else if (remote.fetch_entry(cache, compile_request(k.manifest, keyer, c, arch)))
             ++pulled;
         }
     }

@@ -27,6 +27,7 @@
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/build/cache_key.hpp>
+#include <tuner/core/build/identical_binaries.hpp>
 #include <tuner/core/build/kernel_build.hpp>
 #include <tuner/core/build/kernel_cache.hpp>
 #include <tuner/core/record/names_header.hpp>
@@ -52,6 +53,7 @@ struct WarmOptions {
   std::string remote;
   bool json = false;
   bool summary = false;
+  bool retry_invalid = false;
 };
 
 // What warm did to the candidates of one architecture, and what the cache says of them.
@@ -81,6 +83,26 @@ std::string describe_warm(const std::string& kernel, const std::string& arch, co
   }
   if (invalid == 0) return line + "; none invalid";
   return line + fmt::format("; {} invalid ({})", invalid, kinds);
+}
+
+// How to drop the invalid verdicts a mistake cached: every input the verdict depends on is in
+// the key, so fixing the kernel's source, flags or ENTRY compiles anew by itself; a verdict of
+// a broken environment (a full disk, a compiler that crashed) is compiled again on request.
+std::string retry_hint(const Manifest& manifest) {
+  return fmt::format(
+      "tuner warm: note: an invalid verdict is kept in the kernel cache (and the remote store) "
+      "under its key; a fix to the source, the flags or ENTRY changes the key and compiles "
+      "anew, and 'tuner warm --manifest {} --retry-invalid' compiles the cached invalid ones "
+      "again (replacing them here and in the store)",
+      manifest.path.string());
+}
+
+// Candidates that compiled to byte-identical cubins, on stderr: a param that never reaches the
+// kernel is a mistake in the kernel or the space.
+void warn_identical(const std::string& kernel, const std::string& arch,
+                    const std::vector<Config>& configs, const std::vector<std::string>& cubins) {
+  for (const std::string& line : describe(identical_binaries(configs, cubins)))
+    fmt::print(stderr, "tuner warm: {} {}: warning: {}\n", kernel, arch, line);
 }
 
 fs::path warm_events_path(const Manifest& manifest) {
@@ -209,18 +231,24 @@ int warm_summary(const Manifest& manifest, const Space& space,
   std::map<std::string, WarmCounts> counts = take_warm_events(warm_events_path(manifest));
   const CacheKeyer keyer(manifest, space);
   const KernelCache cache(effective_cache_dir(manifest.cache_dir));
+  bool any_invalid = false;
   for (const std::string& arch : archs) {
     WarmCounts& c = counts[arch];
     c.candidates = all->size();
+    std::vector<std::string> cubins;
     for (const Config& config : *all) {
       const std::optional<CacheEntry> entry = cache.lookup(keyer.key(config, arch).digest);
+      cubins.push_back(entry && entry->valid() ? entry->cubin_sha256 : std::string());
       if (!entry)
         ++c.missing;
       else if (!entry->valid())
         ++c.invalid[std::string(to_string(entry->status))];
     }
     fmt::print("{}\n", describe_warm(manifest.kernel, arch, c));
+    warn_identical(manifest.kernel, arch, *all, cubins);
+    any_invalid = any_invalid || !c.invalid.empty();
   }
+  if (any_invalid) fmt::print(stderr, "{}\n", retry_hint(manifest));
   return exit_ok;
 }
 
@@ -277,14 +305,18 @@ int run_warm(const WarmOptions& opt) {
   int cached = 0;
   int invalid = 0;
   std::map<std::string, WarmCounts> counts;
+  std::map<std::string, std::vector<std::string>> cubins;  // per arch, as `configs`
   nlohmann::json results = nlohmann::json::array();
   for (const std::string& arch : archs) {
     for (const Config& config : configs) {
       const CacheKey key = keyer.key(config, arch);
-      const CompileOutcome outcome = store.get(compile_request(manifest, keyer, config, arch));
+      CompileRequest request = compile_request(manifest, keyer, config, arch);
+      request.retry_invalid = opt.retry_invalid;
+      const CompileOutcome outcome = store.get(request);
       ++(outcome.compiled ? compiled : cached);
       if (outcome.downloaded) ++downloaded;
       WarmCounts& c = counts[arch];
+      cubins[arch].push_back(outcome.entry.valid() ? outcome.entry.cubin_sha256 : std::string());
       ++c.candidates;
       c.compiled += outcome.compiled ? 1 : 0;
       c.downloaded += outcome.downloaded ? 1 : 0;
@@ -340,8 +372,11 @@ int run_warm(const WarmOptions& opt) {
     }
     fmt::print("{}\n", dump_json(out, 2));
   } else if (opt.stamp.empty()) {
-    for (const std::string& arch : archs)
+    for (const std::string& arch : archs) {
       fmt::print("{}\n", describe_warm(manifest.kernel, arch, counts[arch]));
+      warn_identical(manifest.kernel, arch, configs, cubins[arch]);
+    }
+    if (invalid > 0 && !opt.retry_invalid) fmt::print(stderr, "{}\n", retry_hint(manifest));
   }
   return exit_ok;
 }
@@ -368,6 +403,9 @@ void add_warm_command(CLI::App& app, Run& run) {
                   "(http(s)://host:port/prefix, a directory, or off; default: TUNE_REMOTE_STORE, "
                   "else the build's)");
   sub->add_flag("--json", opt->json, "print the outcome of every candidate as JSON");
+  sub->add_flag("--retry-invalid", opt->retry_invalid,
+                "compile again the candidates the kernel cache or the remote store holds as "
+                "invalid (failed, over_limit, timed_out), replacing their entries");
   sub->add_flag("--summary", opt->summary,
                 "compile nothing: say what the build's warm steps did since the last summary "
                 "(compiled, from the store, already cached) and which candidates are invalid")

@@ -362,8 +362,33 @@ CacheKey CacheKeyer::key(const Config& config, std::string_view arch) const {
   h.update_field("toolchain");
   h.update_field(toolchain_);
   k.inputs.emplace_back("toolchain", toolchain_);
+  // The symbol the cubin is checked for decides the verdict (a cubin without it is `failed`),
+  // so it is keyed. The kernel's own name, the default, adds nothing: keys of such kernels are
+  // what they were before the entry was covered. A template entry is in the unit above.
+  if (!entry_ && manifest_.entry != manifest_.kernel) {
+    h.update_field("entry");
+    h.update_field(manifest_.entry);
+    k.inputs.emplace_back("entry", manifest_.entry);
+  }
   k.digest = h.hex_digest();
   return k;
+}
+
+std::string CacheKeyer::entry() const {
+  return entry_ ? entry_->text : manifest_.entry;
+}
+
+BuildIdentity CacheKeyer::identity(std::string_view arch) const {
+  BuildIdentity id;
+  id.arch = std::string(arch);
+  // A config without params: the vector as key() has it, the config's own `-D`s left out.
+  id.argv = keyed_argv(Config{}, arch);
+  id.entry = entry();
+  for (const KeyedFile& f : files_)
+    id.files.emplace_back(f.name, f.sha256);
+  std::sort(id.files.begin(), id.files.end());
+  id.toolchain = toolchain_;
+  return id;
 }
 
 CompileCommand compile_command(const Manifest& manifest, const Space& space, const Config& config,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <tuner/core/base/config.hpp>
+#include <tuner/core/base/identity.hpp>
 #include <tuner/core/build/manifest.hpp>
 #include <tuner/core/space/entry_template.hpp>
 #include <tuner/core/space/space.hpp>
@@ -48,7 +49,8 @@ struct CacheKey {
   /// Every input, in digest order, for `tuner key --explain`: ("schema", tag), ("argv", the
   /// keyed vector, shell-quoted), ("params_header", text) with constexpr params,
   /// ("entry_unit", the generated unit as keyed) with a template entry, ("file",
-  /// "<name> <sha256>") per file, ("toolchain", fingerprint).
+  /// "<name> <sha256>") per file, ("toolchain", fingerprint), ("entry", symbol) for a plain
+  /// entry that is not the kernel's own name (the default, keyed as before it was covered).
   std::vector<std::pair<std::string, std::string>> inputs;
 };
 
@@ -105,6 +107,12 @@ class CacheKeyer {
   CompileCommand compile_command(const Config& config, std::string_view arch,
                                  const std::filesystem::path& output_cubin) const;
   CacheKey key(const Config& config, std::string_view arch) const;
+  /// The identity of every candidate on `arch` (tuner/core/base/identity.hpp): the inputs of
+  /// key() less the config's own values. What a log, a prior and a record carry, so that each
+  /// names the input that changed; never derived anywhere else.
+  BuildIdentity identity(std::string_view arch) const;
+  /// The entry the cubin is checked for: the template expression, else the manifest's symbol.
+  std::string entry() const;
   /// The argument vector as the key sees it: `nvcc`, `<out>`, `<params.hpp>`, paths relative to
   /// project_root, `<build>/...` under the build directory (under both, the deeper of the two
   /// names the path), toolkit and system include directories left out.

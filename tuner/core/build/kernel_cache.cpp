@@ -368,9 +368,14 @@ bool entry_serves(const CacheEntry& entry, std::optional<double> timeout_s) {
   return timeout_s && entry.compile_s && *timeout_s <= *entry.compile_s;
 }
 
+bool entry_serves(const CacheEntry& entry, const CompileRequest& request) {
+  return !request.cached_refused && entry_serves(entry, request.timeout_s) &&
+         (entry.valid() || !request.retry_invalid);
+}
+
 CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest& request,
                                   const fs::path& compile_log) {
-  if (auto hit = cache.lookup(request.key); hit && entry_serves(*hit, request.timeout_s))
+  if (auto hit = cache.lookup(request.key); hit && entry_serves(*hit, request))
     return {std::move(*hit), false};
 
   const fs::path out = cache.temp_path(request.key, ".cubin");

@@ -178,6 +178,13 @@ struct CompileRequest {
   std::vector<std::string> dependencies;  ///< stored in the entry
   /// Seconds the compiler may run; past them it is stopped and the entry is `timed_out`.
   std::optional<double> timeout_s;
+  /// A cached invalid entry (failed, over_limit, timed_out) is compiled again rather than served
+  /// (`tuner warm --retry-invalid`): a verdict left by a broken environment, or by an input the
+  /// key did not cover in an older tuner, is replaced.
+  bool retry_invalid = false;
+  /// The cached entry of the key was refused by the caller (it is not this candidate's:
+  /// tuner/core/store/trust.hpp): compile and replace it whatever it says.
+  bool cached_refused = false;
   /// The argument vector to run, writing the cubin to the given path.
   std::function<std::vector<std::string>(const std::filesystem::path& output)> command;
 };
@@ -192,6 +199,9 @@ struct CompileOutcome {
 /// Whether a cached `entry` answers a request with a compile timeout of `timeout_s` (none: no
 /// limit): every entry does, except one that timed out at a shorter limit than this one.
 bool entry_serves(const CacheEntry& entry, std::optional<double> timeout_s);
+/// Whether a cached `entry` answers `request`: entry_serves for its timeout, and not an invalid
+/// entry when the request retries those.
+bool entry_serves(const CacheEntry& entry, const CompileRequest& request);
 
 /// Returns the cached entry of `request.key` when it serves the request, or otherwise runs the
 /// compiler once, classifies the result and stores it: `over_limit` when ptxas reports a function

@@ -47,6 +47,7 @@ Record::Record(const Workspace& w)
       source_hash(w.source_hash),
       space_hash(w.space_hash),
       toolchain(w.toolchain),
+      identity(w.identity),
       tuner_version(w.tuner_version),
       context(w.context) {}
 
@@ -75,6 +76,10 @@ json Record::to_json() const {
   j["source_hash"] = source_hash;
   j["space_hash"] = space_hash;
   j["toolchain"] = toolchain;
+  if (identity) {
+    j["identity"] = identity->digest();
+    j["inputs"] = tune::to_json(*identity);
+  }
   j["tuner_version"] = tuner_version;
   j["context"] = {{"device", optional_string(context.device)},
                   {"driver", optional_string(context.driver)},
@@ -227,6 +232,22 @@ std::vector<bool> check_entries(const std::vector<RecordEntry>& entries, const W
   return checkable;
 }
 
+// Step 2b: an entry whose median another machine measured was never confirmed here (the
+// budget ran out before its check): not fresh until a tune measures it (docs/trust.md).
+void check_sources(const std::vector<RecordEntry>& entries, const VerifyOptions& options,
+                   std::vector<std::string>& errors, std::vector<std::string>& warnings) {
+  for (const RecordEntry& e : entries) {
+    if (e.source != "adopted") continue;
+    const std::string text = "entry " + squote(e.bucket) + " source: " + squote(e.config_id) +
+                             " was adopted from " + e.origin.value_or("another machine") +
+                             " and never measured here";
+    if (options.allow_unverified)
+      warnings.push_back(text);
+    else
+      errors.push_back(text + ": a tune measures it (the record is not fresh until then)");
+  }
+}
+
 // Step 4: each checkable entry's cache key against the one recomputed now.
 void check_cache_keys(const std::vector<RecordEntry>& entries, const std::vector<bool>& checkable,
                       const RecomputeKey& recompute_key, std::vector<std::string>& errors,
@@ -280,8 +301,9 @@ Verification verify_record(Record record, const Workspace& w, const RecomputeKey
   }
   check_identity(record, w, errors);
 
-  // 2. Entries.
+  // 2. Entries, and what measured them.
   const std::vector<bool> checkable = check_entries(record.entries(), w, errors);
+  check_sources(record.entries(), options, errors, warnings);
 
   // 3. Toolchain drift: every key covers the fingerprint, so keys are not compared across it.
   bool toolchain_drift = record.toolchain != w.toolchain;

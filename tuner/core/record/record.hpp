@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/base/config.hpp>
+#include <tuner/core/base/identity.hpp>
 #include <tuner/core/base/result.hpp>
 #include <tuner/core/base/version.hpp>
 
@@ -79,6 +80,9 @@ struct Workspace {
   std::string source_hash;
   std::string space_hash;
   std::string toolchain;  ///< the toolchain fingerprint ("nvcc 13.0.88, ptxas 13.0.88")
+  /// The build identity (CacheKeyer::identity): every input of the candidates' keys but the
+  /// configs' own values.
+  std::optional<BuildIdentity> identity;
   std::string tuner_version = std::string(tune::tuner_version);
   RecordContext context;
 
@@ -108,6 +112,10 @@ class Record {
   std::string source_hash;
   std::string space_hash;
   std::string toolchain;
+  /// The build identity the record was tuned or pinned for (`identity` and `inputs` in the
+  /// file): what a stale note names as changed. Never compared to decide freshness (each entry's
+  /// cache key covers it); nullopt in records written before it.
+  std::optional<BuildIdentity> identity;
   std::string tuner_version;
   RecordContext context;
 
@@ -175,6 +183,10 @@ struct Verification {
 struct VerifyOptions {
   /// `--allow-toolchain-drift`: toolchain drift is a warning and cache keys are not compared.
   bool allow_toolchain_drift = false;
+  /// An entry whose median is another machine's (`source: "adopted"`, never measured here) is
+  /// a warning, not an error: only the tune's own check before it writes the record sets it.
+  /// Everywhere else such an entry makes the record not fresh (docs/trust.md).
+  bool allow_unverified = false;
 };
 
 /// Recomputes the current cache key of an entry's config (the entry's bucket and config are in

@@ -153,6 +153,13 @@ struct RecordReader {
     r.space_hash = string(j, "space_hash", "");
     r.toolchain = string(j, "toolchain", "");
     r.tuner_version = string(j, "tuner_version", "");
+    // The identity explains a stale record; inputs that do not read, or do not give the digest
+    // beside them, are dropped (the entries' cache keys decide freshness either way).
+    if (auto id = j.find("identity"), in = j.find("inputs");
+        id != j.end() && id->is_string() && in != j.end())
+      if (result<BuildIdentity> inputs = identity_from_json(*in);
+          inputs && inputs->digest() == id->get<std::string>())
+        r.identity = std::move(*inputs);
     const json* context = find(j, "context", "", false);
     if (context != nullptr && !context->is_null()) {
       if (!context->is_object()) bad("context", "an object", *context);

@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include <tuner/core/base/text.hpp>
 #include <tuner/core/build/kernel_cache.hpp>
 #include <tuner/core/build/toolchain.hpp>
 
@@ -20,6 +21,7 @@ result<Workspace> current_workspace(const Manifest& manifest, const Space& space
   w.source_hash = source_hash(manifest);
   w.space_hash = space.space_hash();
   w.toolchain = toolchain;
+  w.identity = CacheKeyer(manifest, space, toolchain).identity(arch);
   if (!manifest.host_compiler.empty()) w.context.host_compiler = manifest.host_compiler;
   w.retune_command = manifest.retune_command();
   for (const auto& b : space.buckets()) {
@@ -85,8 +87,22 @@ std::string shell_line(const std::vector<std::string>& argv) {
 // the entry of the recorded key when this tree (or the store) compiled it: its argument vector
 // and file list name a changed flag or header. Without it, what the key reads is listed.
 std::string key_change(const KernelBuild& build, const CacheKeyer& keyer, const std::string& arch,
-                       const RecordEntry& e, bool source_changed) {
+                       const RecordEntry& e, bool source_changed,
+                       const std::optional<BuildIdentity>& tuned_for) {
   const Manifest& m = build.manifest;
+  // The record names the inputs it was tuned for: exactly what changed (the source itself is
+  // named above already).
+  if (tuned_for) {
+    BuildIdentity was = *tuned_for;
+    BuildIdentity now = keyer.identity(arch);
+    if (source_changed && !keyer.files().empty()) {
+      const std::string& source = keyer.files().front().name;
+      std::erase_if(was.files, [&](const auto& f) { return f.first == source; });
+      std::erase_if(now.files, [&](const auto& f) { return f.first == source; });
+    }
+    if (std::vector<std::string> changes = identity_changes(was, now); !changes.empty())
+      return join(changes, ", ");
+  }
   std::vector<std::string> files;
   for (const KeyedFile& f : keyer.files())
     files.push_back(f.name);
@@ -108,8 +124,12 @@ std::string key_change(const KernelBuild& build, const CacheKeyer& keyer, const 
       "a header it includes ({}), a compile flag or the params changed: `{}` lists what the key "
       "reads",
       headers.empty() ? std::string("none") : quoted_names(headers),
-      shell_line(
-          {"tuner", "key", "--explain", "--manifest", m.path.string(), "--config", e.config.id()}));
+      shell_line(m.archs.size() > 1
+                     ? std::vector<std::string>{"tuner", "key", "--explain", "--manifest",
+                                                m.path.string(), "--arch", arch, "--config",
+                                                e.config.id()}
+                     : std::vector<std::string>{"tuner", "key", "--explain", "--manifest",
+                                                m.path.string(), "--config", e.config.id()}));
 }
 
 // Fills in `changes` (what drifted, in words) and `pin_commands` of a record that is not fresh.
@@ -145,7 +165,8 @@ void explain(Verification& v, const KernelBuild& build, const std::string& arch,
           continue;
         const CacheKey now = keyer.key(e.config, arch);
         if (e.cache_key->schema != now.schema || e.cache_key->digest == now.digest) continue;
-        const std::string text = key_change(build, keyer, arch, e, source_changed);
+        const std::string text =
+            key_change(build, keyer, arch, e, source_changed, record->identity);
         auto it =
             std::find_if(why.begin(), why.end(), [&](const auto& p) { return p.first == text; });
         if (it == why.end())

@@ -27,17 +27,6 @@ ShardExpectation expect_shards(const KernelBuild& build) {
           manifest_toolchain(build.manifest).fingerprint(), bench_json(build.space.bench())};
 }
 
-LogHeader bucket_log_header(const KernelBuild& build, const Bucket& bucket,
-                            const std::string& arch) {
-  LogHeader h;
-  h.tuner = build.manifest.kernel + "/" + bucket.name;
-  h.space_hash = Space::pruned_space_hash(build.space.configs(bucket).value());
-  h.arch = arch;
-  h.source_hash = source_hash(build.manifest);
-  h.toolchain = manifest_toolchain(build.manifest).fingerprint();
-  return h;
-}
-
 namespace {
 
 std::string label(const ShardSummary& s) {
@@ -207,11 +196,11 @@ result<ShardSet> find_shards(const KernelBuild& build, const std::string& arch,
 
 result<BucketResult> merge_bucket(const BucketMerge& job) {
   const Space& space = job.build.space;
-  const LogHeader header = bucket_log_header(job.build, job.bucket, job.arch);
   result<std::vector<Config>> configs = space.configs(job.bucket);
   if (!configs) return fail(configs.error());
   const Toolchain toolchain = manifest_toolchain(job.build.manifest);
   CacheKeyer keyer(job.build.manifest, space, toolchain.fingerprint());
+  const LogHeader header = bucket_log_header(job.build, job.bucket, job.arch, keyer);
   std::map<std::string, std::string> key_of;
   for (const Config& c : *configs)
     key_of.emplace(c.id(), keyer.key(c, job.arch).digest);

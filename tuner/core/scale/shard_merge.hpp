@@ -58,10 +58,6 @@ result<ShardSet> find_shards(const KernelBuild& build, const std::string& arch,
                              const ShardExpectation& expected,
                              const std::vector<std::filesystem::path>& dirs);
 
-/// The header every trial log of `bucket` on `arch` carries (as tune_bucket writes it).
-LogHeader bucket_log_header(const KernelBuild& build, const Bucket& bucket,
-                            const std::string& arch);
-
 /// Whether a shard's log `log` of bucket `b` is the one its summary `s` describes (its SHA-256):
 /// a diagnostic naming the log and the fix for one that is not a regular file or differs. A
 /// summary without the digest (an older tuner's) passes, with a warning through `say`.

@@ -68,6 +68,8 @@ LogHeader SearchRun::expected_header() const {
   header.arch = s_.arch;
   header.source_hash = s_.source_hash;
   header.toolchain = s_.toolchain;
+  header.identity = s_.identity;
+  header.identity_inputs = s_.identity_inputs;
   header.objective = s_.maximize ? "maximize" : "minimize";
   header.search = s_.search.identity();
   return header;
@@ -146,13 +148,21 @@ bool SearchRun::take(std::size_t k, Phase phase, bool may_reject, std::optional<
   bool resumed = false;
   if (auto it = adopt_.find(pruned_[k].id()); it != adopt_.end()) {
     out_.trials.push_back(it->second);
+    // A logged trial another process measured (a shard's, in a merged log) is a hint: its marks
+    // decide nothing here.
+    if (out_.trials.back().adopted()) out_.trials.back().rejected_early = false;
     ++out_.resumed;
     resumed = true;
   } else {
-    objective_.reject_above(may_reject ? reject_rule() : std::nullopt);
+    const std::optional<EarlyReject> rule = may_reject ? reject_rule() : std::nullopt;
+    objective_.reject_above(rule);
     Trial t = objective_.measure(space_[k]);
-    // Only a candidate that was given a rule can have stopped under it.
-    if (!may_reject || !t.is_measured()) t.rejected_early = false;
+    // Only a candidate measured here under a rule can have stopped under it, and only with a
+    // median above the rule's threshold (docs/trust.md): a mark from another host, or from a
+    // worker that was sent no threshold, is dropped.
+    if (t.rejected_early && (!rule || t.adopted() || !t.is_measured() ||
+                             t.state.measured()->median_ms <= rule->above_ms))
+      t.rejected_early = false;
     t.config = pruned_[k];
     t.phase = phase;
     t.prior_rank = prior_rank;

@@ -20,9 +20,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include <tuner/core/base/config.hpp>
+#include <tuner/core/base/identity.hpp>
 #include <tuner/core/base/result.hpp>
 #include <tuner/core/search/early_reject.hpp>
 #include <tuner/core/search/runoff.hpp>
@@ -260,6 +261,9 @@ class Autotuner {
   /// them).
   Autotuner& source_hash(std::string hash);
   Autotuner& toolchain(std::string fingerprint);
+  /// The build identity in the log header (CacheKeyer::identity): a log of another identity is
+  /// set aside as the prior (with prior_log) or refused, naming what changed (judge_log).
+  Autotuner& identity(const BuildIdentity& identity);
   /// Higher is better: `median_ms` holds a score. Logged in the header, so that a minimizing
   /// and a maximizing run never share a log.
   Autotuner& maximize(bool on = true);
@@ -314,6 +318,8 @@ class Autotuner {
     std::optional<std::string> space_hash;
     std::optional<std::string> source_hash;
     std::optional<std::string> toolchain;
+    std::optional<std::string> identity;
+    nlohmann::json identity_inputs;
     bool maximize = false;
     bool think_beside = true;
     std::function<void(const Progress&)> on_progress;

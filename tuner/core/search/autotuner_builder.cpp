@@ -64,6 +64,11 @@ Autotuner& Autotuner::toolchain(std::string fingerprint) {
   settings_.toolchain = std::move(fingerprint);
   return *this;
 }
+Autotuner& Autotuner::identity(const BuildIdentity& identity) {
+  settings_.identity = identity.digest();
+  settings_.identity_inputs = to_json(identity);
+  return *this;
+}
 Autotuner& Autotuner::maximize(bool on) {
   settings_.maximize = on;
   return *this;

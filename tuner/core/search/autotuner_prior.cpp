@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/core/base/text.hpp>
 #include <tuner/core/search/autotuner.hpp>
 #include <tuner/core/search/file_lock.hpp>
 #include <tuner/core/search/prior.hpp>
@@ -23,43 +24,41 @@ nlohmann::json to_json(const PriorUse& p) {
 
 namespace detail {
 
-// A log of this search measured for another source, toolchain or space (and in nothing else
-// another search's, its strategy aside) is moved to the prior's place, so that a new log starts; a
-// header-only one is removed. Anything else about the log (unreadable, another search, locked by a
-// writer) is left for open_log, which refuses it as before.
+// A log of this search measured for another build (judge_log: its identity, source, toolchain
+// or pruned space) is moved to the prior's place, so that a new log starts; a header-only one is
+// removed. Anything else about the log (unreadable, another search, locked by a writer) is left
+// for open_log, which refuses it as before.
 void SearchRun::set_aside_stale_log() {
   if (!s_.log_path || !s_.prior_log) return;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(*s_.log_path, ec)) return;
   result<LogContents> logged = read_log(*s_.log_path);
   if (!logged) return;
-  const LogHeader expected = expected_header();
-  LogHeader same = logged->header;
-  same.prior = nullptr;
-  // What makes it stale; the strategy may differ too (its trials are as good a prior).
-  LogHeader stale = same;
-  stale.search = expected.search;
-  std::vector<std::string> changed = header_differences(stale, expected);
-  if (changed.empty()) return;  // the same search (or only another strategy: refused later)
-  stale.space_hash = expected.space_hash;
-  stale.source_hash = expected.source_hash;
-  stale.toolchain = expected.toolchain;
-  if (!header_differences(stale, expected).empty()) return;  // another search: refused later
+  const LogJudgement judged = judge_log(logged->header, expected_header());
+  if (judged.fate != LogFate::prior) return;  // resumed, or refused by open_log
   result<FileLock> lock = FileLock::try_lock(*s_.log_path, "log");
   if (!lock) return;  // a writer holds it: refused later, naming it
-  std::string what;
-  for (const std::string& d : changed)
-    what += (what.empty() ? "" : ", ") + d.substr(0, d.find(' '));
+  const std::string what = join(judged.changes, "; ");
+  // Something that is not a file where the prior goes (a directory, a FIFO): the log stays where
+  // it is, and open_log refuses it; nothing is removed to make room.
+  if (std::filesystem::exists(std::filesystem::symlink_status(*s_.prior_log, ec)) &&
+      !std::filesystem::is_regular_file(std::filesystem::symlink_status(*s_.prior_log, ec))) {
+    warn(
+        fmt::format("{} was measured for another build ({}), but it cannot be set aside as the "
+                    "prior: {} is not a regular file; move that away and run again",
+                    s_.log_path->string(), what, s_.prior_log->string()));
+    return;
+  }
   if (logged->trials.empty()) {
     std::filesystem::remove(*s_.log_path);
-    warn(fmt::format("{} held no trial of this {}; removed", s_.log_path->string(), what));
+    warn(fmt::format("{} held no trial of this build ({}); removed", s_.log_path->string(), what));
     return;
   }
   std::filesystem::rename(*s_.log_path, *s_.prior_log, ec);
   if (ec)
     throw error(fmt::format("cannot move '{}' to '{}': {}", s_.log_path->string(),
                             s_.prior_log->string(), ec.message()));
-  warn(fmt::format("{} was measured for another {} ({} trials); kept as the prior {}",
+  warn(fmt::format("{} was measured for another build ({}; {} trials); kept as the prior {}",
                    s_.log_path->string(), what, logged->trials.size(), s_.prior_log->string()));
 }
 

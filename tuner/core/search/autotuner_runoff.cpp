@@ -23,7 +23,6 @@ namespace {
 // The rounds of the check of adopted finalists: each measures here the adopted ones among the
 // two best; after this many, adopted trials are no longer finalists (so many disagreements say
 // the store or the shards are not to be trusted, and each round costs measurements).
-constexpr std::size_t adopted_check_rounds = 8;
 
 }  // namespace
 
@@ -57,11 +56,13 @@ bool SearchRun::search_budget_left() {
   return false;
 }
 
-// Whether trial i may be the best or a finalist: measured, not rejected early, and measured here
-// once the check of adopted finalists gave up on them.
+// Whether trial i may be the best or a finalist: measured (not a copy of another config's
+// measurement of the same binary), not rejected early, and not adopted from a source this tune
+// distrusts.
 bool SearchRun::eligible(std::size_t i) const {
   const Trial& t = out_.trials[i];
-  return t.is_measured() && !t.rejected_early && !(local_only_ && t.adopted());
+  return t.is_measured() && !t.rejected_early && !t.same_binary &&
+         !(t.adopted() && distrusted_.contains(*t.adopted_from()));
 }
 
 // The (up to) n best eligible trials, best first; the earlier trial wins ties.
@@ -83,43 +84,48 @@ std::vector<std::size_t> SearchRun::leaders(std::size_t n) const {
   return out;
 }
 
-// Adopted trials are checked here (docs/search.md "Adopted trials are checked here"): in
-// rounds, the adopted trials among the finalists (the two best, or the best when no runoff
-// follows) are measured here, each measurement taking its adopted trial's place, until the
-// finalists are all measured here. One that disagrees with its adopted median by more than the
-// runoff's agreement threshold discards the adopted trial (it stays in the log, the check
-// marks it), and the next best become finalists. The budget is checked before each
-// measurement; after adopted_check_rounds rounds, adopted trials are no longer finalists.
+// Adopted trials are checked here (docs/search.md "Adopted trials are checked here",
+// docs/trust.md): the adopted trials among the finalists (the two best, or the best when no
+// runoff follows) are measured here one at a time, each measurement taking its adopted trial's
+// place, until the finalists are all measured here; no cap on the checks lets a flood win. One
+// that disagrees with its adopted median by more than the runoff's agreement threshold discards
+// the adopted trial (it stays in the log, the check marks it) and distrusts its source: none of
+// that source's trials is a finalist any more, and each is measured here too (the best adopted
+// median first), since a forger may write under an honest host's name. The budget is checked
+// before each measurement.
 void SearchRun::check_adopted() {
   const std::size_t n = objective_.has_runoff() && !s_.maximize ? 2 : 1;
-  for (std::size_t round = 0; round < adopted_check_rounds; ++round) {
-    std::vector<std::size_t> adopted;
+  for (;;) {
+    std::optional<std::size_t> next;
     for (std::size_t i : leaders(n))
-      if (out_.trials[i].adopted()) adopted.push_back(i);
-    if (adopted.empty()) return;
-    for (std::size_t i : adopted) {
-      if (!budget_left()) {
-        warn(fmt::format("the budget is exhausted: adopted finalist {} ({}) is not checked here",
-                         out_.trials[i].id(), *out_.trials[i].adopted_from()));
-        return;
+      if (out_.trials[i].adopted()) {
+        next = i;
+        break;
       }
-      check(i);
+    if (!next) next = best_distrusted();
+    if (!next) return;
+    if (!budget_left()) {
+      warn(fmt::format("the budget is exhausted: adopted {} {} ({}) is not checked here",
+                       eligible(*next) ? "finalist" : "trial", out_.trials[*next].id(),
+                       *out_.trials[*next].adopted_from()));
+      return;
     }
+    check(*next);
   }
-  const std::vector<std::size_t> finalists = leaders(n);
-  if (std::none_of(finalists.begin(), finalists.end(),
-                   [&](std::size_t i) { return out_.trials[i].adopted(); }))
-    return;
-  local_only_ = true;
-  if (leaders(1).empty()) {
-    local_only_ = false;  // nothing measured here at all: the adopted trials are all there is
-    return;
+}
+
+// The adopted trial of a distrusted source with the best median, not yet measured here.
+std::optional<std::size_t> SearchRun::best_distrusted() const {
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < out_.trials.size(); ++i) {
+    const Trial& t = out_.trials[i];
+    if (!t.is_measured() || !t.adopted() || !distrusted_.contains(*t.adopted_from())) continue;
+    const double m = t.state.measured()->median_ms;
+    if (!best || (s_.maximize ? m > out_.trials[*best].state.measured()->median_ms
+                              : m < out_.trials[*best].state.measured()->median_ms))
+      best = i;
   }
-  warn(
-      fmt::format("{} adopted trials disagreed with the measurements here in {} rounds of "
-                  "checks; the other adopted trials are no longer finalists (measure them here "
-                  "with --no-remote-trials)",
-                  out_.discarded.size(), adopted_check_rounds));
+  return best;
 }
 
 // Measures trial i's config here in full and puts that measurement in the adopted trial's place,
@@ -149,13 +155,19 @@ void SearchRun::check(std::size_t i) {
   from_log_[i] = false;
   out_.trials[i] = std::move(t);
   if (!agreed) {
+    const std::string source = *adopted.adopted_from();
     warn(fmt::format(
         "{} measured {} here, and {} said {:.4g} ms (more than {:g}% apart): that adopted trial "
-        "is discarded, and the next best configs are finalists",
+        "is discarded{}",
         adopted.id(),
         m != nullptr ? fmt::format("{:.4g} ms", m->median_ms)
                      : "invalid (" + out_.trials[i].state.invalid()->reason + ")",
-        *adopted.adopted_from(), adopted_ms, s_.runoff_policy.agreement_pct));
+        source, adopted_ms, s_.runoff_policy.agreement_pct,
+        distrusted_.insert(source).second
+            ? fmt::format("; every other trial of {} is distrusted for the rest of this tune "
+                          "and measured here instead",
+                          source)
+            : ""));
     out_.discarded.push_back(adopted);
   }
   if (s_.on_progress) s_.on_progress(progress(false, i));

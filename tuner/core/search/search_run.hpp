@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -71,6 +72,7 @@ class SearchRun {
   bool eligible(std::size_t trial) const;
   std::vector<std::size_t> leaders(std::size_t n) const;
   void check_adopted();
+  std::optional<std::size_t> best_distrusted() const;
   void check(std::size_t trial);
   void choose_best();
   void runoff();
@@ -95,8 +97,9 @@ class SearchRun {
   std::vector<std::size_t> incumbents_;
   std::vector<bool> visited_;
   std::vector<bool> from_log_;  // per trial of out_.trials: adopted from the log
-  // After the rounds of the check of adopted finalists: only trials measured here are finalists.
-  bool local_only_ = false;
+  // Sources (Trial::adopted_from) one of whose trials disagreed with the measurement here: none
+  // of their trials is a finalist, each is measured here instead (docs/trust.md).
+  std::set<std::string> distrusted_;
   std::optional<std::size_t> soft_;
   std::optional<SpaceIndex> index_;
   std::unique_ptr<Strategy> strategy_;

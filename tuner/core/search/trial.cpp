@@ -125,6 +125,7 @@ nlohmann::json to_json(const Trial& trial) {
   if (trial.rejected_early) j["rejected_early"] = true;
   if (trial.prior_rank) j["prior_rank"] = *trial.prior_rank;
   if (trial.compile_s) j["compile_s"] = *trial.compile_s;
+  if (trial.same_binary) j["same_binary"] = *trial.same_binary;
   return j;
 }
 
@@ -250,6 +251,12 @@ result<Trial> trial_from_json(const nlohmann::json& j) {
     result<TrialTimes> times = times_from_json(*it);
     if (!times) return bad(times.error().message);
     t.times = *times;
+  }
+  if (auto it = j.find("same_binary"); it != j.end() && !it->is_null()) {
+    if (!it->is_string() || it->get<std::string>().empty())
+      return bad("'same_binary' must be the id of the config measured");
+    if (!t.is_measured()) return bad("'same_binary' is set on an invalid trial");
+    t.same_binary = it->get<std::string>();
   }
   if (auto it = j.find("prior_rank"); it != j.end() && !it->is_null()) {
     if (!it->is_number_integer() || *it < 1 || *it > 1000000)

@@ -134,6 +134,10 @@ struct Trial {
   /// Seconds the compiler ran for this candidate (the kernel cache entry's `compile_s`), when
   /// known; logged as `compile_s`.
   std::optional<double> compile_s;
+  /// The config whose measurement this trial shares, when its cubin is byte-identical to that
+  /// config's (the same SHA-256: a param that never reaches the kernel): not measured again, and
+  /// never the best or a finalist (the config measured is). Logged as `same_binary`.
+  std::optional<std::string> same_binary;
 
   /// A measured trial, or an invalid one when the timings are not usable: a non-finite or
   /// non-positive median or min, or fewer than one rep (the reason names the value). The

@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include <tuner/core/base/fault_inject.hpp>
+#include <tuner/core/base/identity.hpp>
 #include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/safe_file.hpp>
@@ -31,6 +32,10 @@ nlohmann::json to_json(const LogHeader& h) {
                    {"objective", h.objective}};
   // A grid search's header stays as it was before strategies: the field only when it says more.
   if (h.search != default_log_search()) j["search"] = h.search;
+  if (h.identity) {
+    j["identity"] = *h.identity;
+    j["inputs"] = h.identity_inputs;
+  }
   if (!h.prior.is_null()) j["prior"] = h.prior;
   return j;
 }
@@ -58,7 +63,8 @@ result<LogHeader> header_from_json(const nlohmann::json& j) {
     *field = it->get<std::string>();
   }
   for (auto [key, field] :
-       {std::pair{"source_hash", &h.source_hash}, std::pair{"toolchain", &h.toolchain}}) {
+       {std::pair{"source_hash", &h.source_hash}, std::pair{"toolchain", &h.toolchain},
+        std::pair{"identity", &h.identity}}) {
     auto it = j.find(key);
     if (it == j.end() || it->is_null()) continue;
     if (!it->is_string())
@@ -79,6 +85,12 @@ result<LogHeader> header_from_json(const nlohmann::json& j) {
     if (!it->is_object()) return bad("the header's 'prior' must be an object or null");
     h.prior = *it;
   }
+  if (auto it = j.find("inputs"); h.identity && it != j.end() && !it->is_null()) {
+    // Only words are made of them: inputs that do not read (or do not give the digest) are
+    // dropped, and the digest alone decides.
+    result<BuildIdentity> inputs = identity_from_json(*it);
+    if (inputs && inputs->digest() == *h.identity) h.identity_inputs = *it;
+  }
   return h;
 }
 
@@ -97,9 +109,58 @@ std::vector<std::string> header_differences(const LogHeader& logged, const LogHe
     diff("source_hash", *logged.source_hash, *expected.source_hash);
   if (logged.toolchain && expected.toolchain)
     diff("toolchain", *logged.toolchain, *expected.toolchain);
+  if (expected.identity) diff("identity", logged.identity.value_or("none"), *expected.identity);
   diff("objective", logged.objective, expected.objective);
   diff("search", logged.search.dump(), expected.search.dump());
   return out;
+}
+
+LogJudgement judge_log(const LogHeader& logged, const LogHeader& expected) {
+  LogHeader same = logged;
+  same.prior = expected.prior;
+  // Another search (the strategy aside, whose trials are as good a prior) is refused as it is.
+  LogHeader other_build = same;
+  other_build.space_hash = expected.space_hash;
+  other_build.source_hash = expected.source_hash;
+  other_build.toolchain = expected.toolchain;
+  other_build.identity = expected.identity;
+  other_build.identity_inputs = expected.identity_inputs;
+  other_build.search = expected.search;
+  if (!header_differences(other_build, expected).empty())
+    return {LogFate::refuse, header_differences(logged, expected)};
+  LogHeader build_only = same;
+  build_only.search = expected.search;
+  if (header_differences(build_only, expected).empty()) {
+    // The same build: resumed, unless only the strategy differs (refused, naming it).
+    std::vector<std::string> d = header_differences(same, expected);
+    return {d.empty() ? LogFate::resume : LogFate::refuse, d};
+  }
+  // Another build of the same search: what changed, in words.
+  std::vector<std::string> changes;
+  if (expected.identity && logged.identity != expected.identity) {
+    result<BuildIdentity> was = identity_from_json(logged.identity_inputs);
+    result<BuildIdentity> now = identity_from_json(expected.identity_inputs);
+    if (!logged.identity)
+      changes.push_back("the log was written before logs carried their build's identity");
+    else if (was && now)
+      for (std::string& c : identity_changes(*was, *now))
+        changes.push_back(std::move(c));
+    else
+      changes.push_back(fmt::format("the build's identity changed ('{}' -> '{}')", *logged.identity,
+                                    *expected.identity));
+  }
+  const bool named_toolchain = std::any_of(
+      changes.begin(), changes.end(), [](const auto& c) { return c.starts_with("toolchain "); });
+  if (logged.toolchain && expected.toolchain && logged.toolchain != expected.toolchain &&
+      !named_toolchain)
+    changes.push_back(
+        fmt::format("toolchain '{}' -> '{}'", *logged.toolchain, *expected.toolchain));
+  if (logged.source_hash && expected.source_hash && logged.source_hash != expected.source_hash &&
+      changes.empty())
+    changes.push_back("the kernel's sources changed");
+  if (logged.space_hash != expected.space_hash)
+    changes.push_back("the bucket's configs changed (the space or its pruning)");
+  return {LogFate::prior, std::move(changes)};
 }
 
 namespace {

@@ -35,6 +35,13 @@ struct LogHeader {
   std::string arch;        ///< `sm_90`; empty when not about one architecture (`tuner exec`)
   std::optional<std::string> source_hash;  ///< compared only when both sides carry one
   std::optional<std::string> toolchain;    ///< compared only when both sides carry one
+  /// The build identity (BuildIdentity::digest, tuner/core/base/identity.hpp): every input that
+  /// decided the trials' candidates. A log without one, read by a run that has one, is of an
+  /// unknown build (judge_log).
+  std::optional<std::string> identity;
+  /// The identity's inputs (to_json(BuildIdentity)), so that a stale log names what changed;
+  /// null when the header carries no identity. Not compared: the digest covers them.
+  nlohmann::json identity_inputs;
   /// `minimize` (times) or `maximize` (scores): logs of the two never mix. A header without
   /// the field reads as `minimize`.
   std::string objective = "minimize";
@@ -57,6 +64,25 @@ result<LogHeader> header_from_json(const nlohmann::json& j);
 /// Every field in which `logged` differs from `expected`, as `field 'logged' (log) vs
 /// 'expected' (this run)`, in header order; empty when they agree.
 std::vector<std::string> header_differences(const LogHeader& logged, const LogHeader& expected);
+
+/// What a run does with the log it finds at its path: the one rule the tune and `tuner status`
+/// share (docs/search.md "Re-tunes start from what was measured").
+enum class LogFate {
+  resume,  ///< the same search of the same build: its trials are adopted
+  prior,   ///< the same search of another build (identity, source, toolchain or pruned space):
+           ///< set aside as the bucket's prior, and a new log starts
+  refuse,  ///< another search (tuner, arch, objective, strategy): refused, left as it is
+};
+
+struct LogJudgement {
+  LogFate fate = LogFate::resume;
+  /// For `prior`: what changed, in words (`'kernels/tile.cuh' changed`); for `refuse`: every
+  /// differing field (header_differences).
+  std::vector<std::string> changes;
+};
+
+/// Judges `logged` (its prior field aside) against the header this run expects.
+LogJudgement judge_log(const LogHeader& logged, const LogHeader& expected);
 
 /// A log as read without opening it for writing (a prior, docs/search.md "Re-tunes start from
 /// what was measured"): no lock is taken and nothing is repaired.

@@ -1,6 +1,7 @@
 #include <tuner/core/store/candidate_store.hpp>
 
 #include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/store/trust.hpp>
 
 namespace tune {
 
@@ -37,20 +38,34 @@ CandidateStore::CandidateStore(KernelCache cache, RemoteStore* remote, fs::path 
       compile_log_(std::move(compile_log)),
       compile_timeout_s_(compile_timeout_s) {}
 
-std::optional<CacheEntry> CandidateStore::find(std::string_view key) const {
-  if (std::optional<CacheEntry> local = cache_.lookup(key)) return local;
-  if (remote_ != nullptr) return remote_->fetch_entry(cache_, key);
+std::optional<CacheEntry> CandidateStore::find(const CompileRequest& request) const {
+  if (std::optional<CacheEntry> local = lookup_local(request)) return local;
+  if (remote_ != nullptr) return remote_->fetch_entry(cache_, request);
   return std::nullopt;
 }
 
-CompileOutcome CandidateStore::get(const CompileRequest& request) const {
+// The local cache's entry of the request, when it is the request's candidate (an entry copied
+// under another key is a miss, docs/trust.md).
+std::optional<CacheEntry> CandidateStore::lookup_local(const CompileRequest& request) const {
   std::optional<CacheEntry> local = cache_.lookup(request.key);
-  if (local && entry_serves(*local, compile_timeout_s_)) return {std::move(*local)};
-  if (remote_ != nullptr && !local)
-    if (std::optional<CacheEntry> fetched = remote_->fetch_entry(cache_, request.key))
-      if (entry_serves(*fetched, compile_timeout_s_)) return {std::move(*fetched), false, true};
+  if (local && entry_mismatch(*local, request, EntryOrigin::local)) return std::nullopt;
+  return local;
+}
+
+CompileOutcome CandidateStore::get(const CompileRequest& request) const {
   CompileRequest timed = request;
   timed.timeout_s = compile_timeout_s_;
+  std::optional<CacheEntry> local = cache_.lookup(request.key);
+  if (local && entry_mismatch(*local, request, EntryOrigin::local)) {
+    timed.cached_refused = true;
+    local.reset();
+  }
+  if (local && entry_serves(*local, timed)) return {std::move(*local)};
+  // The store's entry is only ever a valid one of this candidate (fetch_entry): with
+  // retry_invalid it may stand in for a local invalid one.
+  if (remote_ != nullptr && (!local || request.retry_invalid))
+    if (std::optional<CacheEntry> fetched = remote_->fetch_entry(cache_, request))
+      if (entry_serves(*fetched, timed)) return {std::move(*fetched), false, true};
   CompileOutcome outcome = compile_into_cache(cache_, timed, compile_log_);
   if (remote_ != nullptr && outcome.compiled) remote_->upload_entry(cache_, outcome.entry);
   return outcome;

@@ -42,9 +42,10 @@ class CandidateStore {
 
   const KernelCache& cache() const noexcept { return cache_; }
 
-  /// The entry of `key` from the first layer that has it, without compiling: the local cache,
-  /// then the remote store (downloaded into the local cache). nullopt when neither has it.
-  std::optional<CacheEntry> find(std::string_view key) const;
+  /// The entry of `request` from the first layer that has it, without compiling: the local
+  /// cache, then the remote store (downloaded into the local cache; only a valid entry of the
+  /// request's candidate, docs/trust.md). nullopt when neither has it.
+  std::optional<CacheEntry> find(const CompileRequest& request) const;
 
   /// The entry of `request`: found as `find` does, else compiled into the local cache and
   /// published to the remote store. A candidate that does not compile is an entry (failed,
@@ -53,6 +54,8 @@ class CandidateStore {
   CompileOutcome get(const CompileRequest& request) const;
 
  private:
+  std::optional<CacheEntry> lookup_local(const CompileRequest& request) const;
+
   KernelCache cache_;
   RemoteStore* remote_;
   std::filesystem::path compile_log_;

@@ -9,6 +9,7 @@
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/text.hpp>
+#include <tuner/core/store/trust.hpp>
 
 namespace tune {
 
@@ -99,7 +100,9 @@ bool RemoteStore::put(std::string_view path, std::string_view body) {
   return true;
 }
 
-std::optional<CacheEntry> RemoteStore::fetch_entry(const KernelCache& cache, std::string_view key) {
+std::optional<CacheEntry> RemoteStore::fetch_entry(const KernelCache& cache,
+                                                   const CompileRequest& request) {
+  const std::string_view key = request.key;
   if (!is_hex64(key)) return std::nullopt;
   const std::string ac = "ac/" + std::string(key);
   std::optional<std::string> text = get(ac);
@@ -130,10 +133,10 @@ std::optional<CacheEntry> RemoteStore::fetch_entry(const KernelCache& cache, std
   }
   if (entry.key != key)
     return refuse(fmt::format("{} holds the entry of another key '{}'", ac, entry.key));
-  if (!entry.valid()) {
-    count([](RemoteStats& s) { ++s.hits; });
-    return cache.store(std::move(entry), std::nullopt);
-  }
+  if (std::optional<std::string> why = entry_mismatch(entry, request, EntryOrigin::remote))
+    return refuse(fmt::format("{} is not the entry of its key: {}", ac, *why));
+  // Another host's negative verdict is no answer (docs/trust.md): compiled here.
+  if (!verdict_believed(entry, EntryOrigin::remote)) return std::nullopt;
   if (!is_hex64(entry.cubin_sha256)) return refuse(fmt::format("{} names no blob digest", ac));
   const std::string cas = "cas/" + entry.cubin_sha256;
   std::optional<std::string> blob = get(cas);

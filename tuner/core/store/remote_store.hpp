@@ -11,7 +11,7 @@
 // Example:
 //   std::unique_ptr<RemoteStore> remote = open_remote_store("", manifest.remote_store,
 //       cache.dir(), [](const std::string& w) { fmt::print(stderr, "warning: {}\n", w); });
-//   if (remote) entry = remote->fetch_entry(cache, key);
+//   if (remote) entry = remote->fetch_entry(cache, compile_request(manifest, keyer, c, arch));
 #pragma once
 
 #include <atomic>
@@ -59,7 +59,11 @@ class RemoteStore {
   /// The entry of `key`, downloaded into `cache` (with its cubin, checked against the entry's
   /// digest before anything is written); nullopt when the store lacks it, is down, or sent
   /// something that does not check out (then with a warning).
-  std::optional<CacheEntry> fetch_entry(const KernelCache& cache, std::string_view key);
+  /// The entry must be the request's candidate and a valid one (tuner/core/store/trust.hpp:
+  /// entry_mismatch, verdict_believed): another config's entry under this key is refused with a
+  /// warning, and a negative verdict (failed, over_limit, timed_out) is no answer: nullopt, the
+  /// candidate is compiled here and this host's verdict published.
+  std::optional<CacheEntry> fetch_entry(const KernelCache& cache, const CompileRequest& request);
   /// Uploads a cache entry (its cubin to `cas/` first, so that an entry never names a missing
   /// blob, then the entry to `ac/<key>`). Best effort: false when it did not happen.
   bool upload_entry(const KernelCache& cache, const CacheEntry& entry);

@@ -8,6 +8,7 @@
 
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
+#include <tuner/core/store/trust.hpp>
 
 namespace tune {
 
@@ -105,16 +106,15 @@ Trial SharedTrials::measure(std::size_t index) {
         // machine's trouble, and is retried here as a resumed log retries it.
         // The object must say it is of this device and driver, as its key does.
         const auto [device, driver] = context_.device();
-        if (shared && shared->trial.is_measured() && shared->trial.config == configs()[index] &&
+        if (shared && shared->trial.config == configs()[index] &&
             shared->trial.cache_key == inner_.cache_key(index) && shared->device == device &&
-            shared->driver == driver) {
-          Trial t = std::move(shared->trial);
-          t.device = shared->device;
-          t.remote = shared->host;
-          t.runoff = json();
-          ++adopted_;
-          return t;
-        }
+            shared->driver == driver)
+          if (std::optional<Trial> hint = as_hint(std::move(shared->trial))) {
+            hint->device = shared->device;
+            hint->remote = shared->host;
+            ++adopted_;
+            return std::move(*hint);
+          }
       }
     }
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <set>
 
 #include <fmt/core.h>
@@ -20,6 +21,7 @@
 #include <tuner/core/search/overhead.hpp>
 #include <tuner/core/store/candidate_store.hpp>
 #include <tuner/core/store/shared_trials.hpp>
+#include <tuner/core/tune/objective_layers.hpp>
 
 namespace tune {
 
@@ -43,8 +45,8 @@ std::optional<Config> committed_winner(const Manifest& manifest, const std::stri
 // remote store has it, or the compiler or the limits refused it), or nullopt: these cost no GPU
 // time.
 std::optional<std::string> not_loadable(const CandidateStore& store, const Manifest& manifest,
-                                        const std::string& key) {
-  std::optional<CacheEntry> entry = store.find(key);
+                                        const CompileRequest& request) {
+  std::optional<CacheEntry> entry = store.find(request);
   if (!entry)
     return fmt::format("not compiled: run the warm target (cmake --build {} --target warm.{})",
                        manifest.build_dir.string(), manifest.kernel);
@@ -79,30 +81,6 @@ SharedTrials::Context shared_context(const BucketTune& job, const std::vector<Co
     if (std::find(here.begin(), here.end(), configs[i]) != here.end()) c.incumbents.push_back(i);
   return c;
 }
-
-// The supervisor with each trial's compile seconds, as the candidate's cache entry says.
-class WithCompileCost : public ForwardingObjective {
- public:
-  WithCompileCost(Objective& inner, const KernelCache& cache, const std::vector<std::string>& keys)
-      : ForwardingObjective(inner), cache_(cache), keys_(keys) {}
-  Trial measure(std::size_t index) override {
-    Trial t = inner_.measure(index);
-    if (std::optional<CacheEntry> e = cache_.lookup(keys_.at(index))) t.compile_s = e->compile_s;
-    return t;
-  }
-
- private:
-  const KernelCache& cache_;
-  const std::vector<std::string>& keys_;
-};
-
-// The supervisor without its runoff: a shard's search leaves the runoff to the merge.
-class WithoutRunoff : public ForwardingObjective {
- public:
-  using ForwardingObjective::ForwardingObjective;
-  std::optional<RunoffPairs> runoff(std::size_t, std::size_t) override { return std::nullopt; }
-  bool has_runoff() override { return false; }
-};
 
 // What every bucket's result says, measured or not: which bucket, space and device.
 BucketResult bucket_result(const BucketTune& job, const std::string& pruned_hash,
@@ -186,19 +164,21 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
     // the store or compiles it); a compile it could not finish says why itself.
     if (ahead && !cache.lookup(keys[i]))
       if (std::optional<std::string> why = ahead->wait(i)) return why;
-    return not_loadable(store, manifest, keys[i]);
+    return not_loadable(store, manifest, compile_request(manifest, keyer, (*configs)[i], job.arch));
   });
   auto say = [&](const std::string& line) {
     if (job.say) job.say(fmt::format("{}: {}", job.bucket.name, line));
   };
   objective.on_note([&](const std::string& n) { say("note: " + n); });
 
-  Autotuner tuner(manifest.kernel + "/" + job.bucket.name);
+  const LogHeader header = bucket_log_header(job.build, job.bucket, job.arch, keyer);
+  Autotuner tuner(header.tuner);
   tuner.arch(job.arch)
       .log(job.log)
-      .space_hash(pruned_hash)
-      .source_hash(source_hash(manifest))
-      .toolchain(toolchain.fingerprint())
+      .space_hash(header.space_hash)
+      .source_hash(*header.source_hash)
+      .toolchain(*header.toolchain)
+      .identity(keyer.identity(job.arch))
       .require(space.require());
   tuner.search(space.search());  // the strategy, its seed and stop rules, the space's budget
   if (space.bench().early_reject) tuner.early_reject(space.bench().reject_margin_pct);
@@ -219,7 +199,8 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
   tuner.on_progress([&](const Progress& p) { say(describe_trial(p)); });
   tuner.on_warning([&](const std::string& w) { say("warning: " + w); });
 
-  WithCompileCost costed(objective, cache, keys);
+  detail::WithCompileCost costed(objective, cache, keys);
+  detail::OnePerBinary once(costed, cache, keys);
   auto cached = [&](std::size_t i) { return cache.lookup(keys[i]).has_value(); };
   std::optional<CompilePipeline> pipeline;
   if (ahead) {
@@ -232,9 +213,9 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
           !cached(i))
         first.push_back(i);
     ahead->queue(first);
-    pipeline.emplace(costed, *ahead, pipeline_window(job.compile_ahead), cached);
+    pipeline.emplace(once, *ahead, pipeline_window(job.compile_ahead), cached);
   }
-  Objective& compiled = pipeline ? static_cast<Objective&>(*pipeline) : costed;
+  Objective& compiled = pipeline ? static_cast<Objective&>(*pipeline) : once;
   std::optional<SharedTrials> shared;
   if (job.remote != nullptr) {
     SharedTrials::Context context = shared_context(job, *configs);
@@ -242,7 +223,7 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
     shared.emplace(compiled, *job.remote, std::move(context));
   }
   Objective& measuring = shared ? static_cast<Objective&>(*shared) : compiled;
-  WithoutRunoff shard_objective(measuring);
+  detail::WithoutRunoff shard_objective(measuring);
   std::optional<result<Output>> ran;
   try {
     ran = job.runoff ? tuner.run_objective(measuring) : tuner.run_objective(shard_objective);
@@ -277,6 +258,11 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
   }
   say(fmt::format("strategy: {:.2f} s in propose/tell, the search waited {:.2f} s of it",
                   out->strategy_s, out->strategy_wait_s));
+  if (once.shared() > 0)
+    say(
+        fmt::format("{} trials shared the measurement of a byte-identical binary (a param that "
+                    "never changes the cubin: `tuner warm` names it)",
+                    once.shared()));
   if (shared && (shared->adopted() > 0 || shared->uploaded() > 0))
     say(fmt::format("{} trials adopted from the remote store, {} shared", shared->adopted(),
                     shared->uploaded()));
@@ -351,13 +337,37 @@ std::vector<fs::path> prior_fallbacks(const KernelBuild& build, const Bucket& bu
   return out;
 }
 
+LogHeader bucket_log_header(const KernelBuild& build, const Bucket& bucket, const std::string& arch,
+                            const CacheKeyer& keyer) {
+  LogHeader h;
+  h.tuner = build.manifest.kernel + "/" + bucket.name;
+  h.space_hash = Space::pruned_space_hash(build.space.configs(bucket).value());
+  h.arch = arch;
+  h.source_hash = source_hash(build.manifest);
+  h.toolchain = keyer.toolchain();
+  const BuildIdentity identity = keyer.identity(arch);
+  h.identity = identity.digest();
+  h.identity_inputs = to_json(identity);
+  h.search = build.space.search().identity();
+  return h;
+}
+
 std::optional<Prior> available_prior(const KernelBuild& build, const Bucket& bucket,
                                      const std::string& arch) {
   const fs::path dir = build.manifest.log_dir / arch;
   const std::string tuner = build.manifest.kernel + "/" + bucket.name;
-  std::vector<std::pair<fs::path, bool>> candidates = {
-      {prior_log_path(dir, bucket.name), false},
-      {dir / bucket_file_name(bucket.name, ".trials.jsonl"), false}};
+  std::vector<std::pair<fs::path, bool>> candidates;
+  // The bucket's log, when the re-tune sets it aside: the same judgement as the tune's.
+  const fs::path log = dir / bucket_file_name(bucket.name, ".trials.jsonl");
+  std::error_code lec;
+  if (fs::is_regular_file(log, lec))
+    if (result<LogContents> logged = read_log(log)) {
+      const CacheKeyer keyer(build.manifest, build.space);
+      if (judge_log(logged->header, bucket_log_header(build, bucket, arch, keyer)).fate ==
+          LogFate::prior)
+        candidates.emplace_back(log, false);
+    }
+  candidates.emplace_back(prior_log_path(dir, bucket.name), false);
   for (fs::path& p : prior_fallbacks(build, bucket, arch))
     candidates.emplace_back(std::move(p), true);
   for (const auto& [path, any_bucket] : candidates) {
@@ -403,6 +413,8 @@ std::string describe_trial(const Progress& p) {
   if (t.remote)
     from = fmt::format(" (remote, measured on {}{})", printable(one_line(*t.remote)),
                        t.device ? ", " + printable(one_line(*t.device)) : "");
+  if (t.same_binary)
+    from = fmt::format(" (the same binary as {}: not measured again)", *t.same_binary);
   if (t.checks)
     from =
         fmt::format(" (measured here to check {:.4g} ms from {}: {})", t.checks->median_ms,

@@ -17,10 +17,12 @@
 #include <vector>
 
 #include <tuner/core/base/result.hpp>
+#include <tuner/core/build/cache_key.hpp>
 #include <tuner/core/build/kernel_build.hpp>
 #include <tuner/core/record/bucket_result.hpp>
 #include <tuner/core/search/prior.hpp>
 #include <tuner/core/search/supervisor.hpp>
+#include <tuner/core/search/trial_log.hpp>
 #include <tuner/core/store/remote_store.hpp>
 
 namespace tune {
@@ -76,9 +78,17 @@ std::vector<std::filesystem::path> prior_fallbacks(const KernelBuild& build, con
 /// environment (nvcc cannot be queried, I/O failure).
 result<BucketResult> tune_bucket(const BucketTune& job);
 
+/// The header every trial log of `bucket` on `arch` carries, as tune_bucket writes it: the
+/// kernel and bucket, the pruned space's hash, the source hash, the toolchain, the build identity
+/// (`keyer.identity(arch)`) and the search. The one composition: the tune, the shards' merge and
+/// `tuner status` (through available_prior) judge a log against it (judge_log).
+LogHeader bucket_log_header(const KernelBuild& build, const Bucket& bucket, const std::string& arch,
+                            const CacheKeyer& keyer);
+
 /// The prior a re-tune of `bucket` on `arch` would start from, as `tuner run` lays out the logs:
-/// the bucket's prior, else its log (set aside when stale, resumed when not), else the logs
-/// `[search] prior` names (prior_fallbacks); nullopt when none of them is a usable prior.
+/// the bucket's log when judge_log sets it aside (another build), else the bucket's prior, else
+/// the logs `[search] prior` names (prior_fallbacks); nullopt when none of them is a usable prior.
+/// A log the re-tune resumes (the same build) is no prior.
 std::optional<Prior> available_prior(const KernelBuild& build, const Bucket& bucket,
                                      const std::string& arch);
 
