@@ -361,8 +361,7 @@ std::optional<Prior> available_prior(const KernelBuild& build, const Bucket& buc
   for (fs::path& p : prior_fallbacks(build, bucket, arch))
     candidates.emplace_back(std::move(p), true);
   for (const auto& [path, any_bucket] : candidates) {
-    std::error_code ec;
-    if (!fs::exists(path, ec)) continue;
+    if (prior_absent(path)) continue;
     if (result<Prior> p = read_prior(path, tuner, any_bucket, false)) return std::move(*p);
   }
   return std::nullopt;
