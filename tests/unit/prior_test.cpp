@@ -457,6 +457,44 @@ TEST_F(PriorTest, APriorOverTheSizeLimitIsSkippedNamingItsSizeAndTheLimit) {
   EXPECT_TRUE(read_prior(prior_, "k/b", false, false).has_value());
 }
 
+// A run never takes the log it writes as its prior (hostile-input N19): `[search] prior =
+// "bucket:b"` in bucket b names its own log, and a link at the prior's place may lead to it.
+// Compared as files (device and inode), not by name.
+TEST_F(PriorTest, TheLogARunWritesIsNotItsOwnPrior) {
+  tune_v1();
+  auto own_log = [&] {
+    return fmt::format(
+        "is the same file as '{}', the log this run writes: a log is not its own "
+        "prior (when [search] prior names this bucket or this arch, name another)",
+        log_.string());
+  };
+  const fs::path link = dir_ / "link.trials.jsonl";
+  fs::create_symlink(log_, link);
+  for (const fs::path& fallback : {log_, link}) {
+    warnings_.clear();
+    Bowl same(40, 48);
+    Autotuner t = tuner("v1");  // the same source: the log is resumed, not set aside
+    t.prior_fallbacks({fallback});
+    Output out = run(t, same);
+    EXPECT_FALSE(out.prior) << fallback;
+    EXPECT_EQ(out.resumed, 256u);
+    ASSERT_EQ(warnings_.size(), 1u) << all_warnings();
+    EXPECT_EQ(warnings_[0],
+              fmt::format("prior not used: {}: error: {}", fallback.string(), own_log()));
+  }
+  // A hard link at the bucket's own prior.
+  fs::create_hard_link(log_, prior_);
+  warnings_.clear();
+  Bowl same(40, 48);
+  Autotuner t = tuner("v1");
+  Output out = run(t, same);
+  EXPECT_FALSE(out.prior);
+  ASSERT_EQ(warnings_.size(), 1u) << all_warnings();
+  EXPECT_EQ(warnings_[0], fmt::format("prior not used: {}: error: {}", prior_.string(), own_log()));
+  // The same file is a prior of another run.
+  EXPECT_TRUE(read_prior(prior_, "k/b", false, false).has_value());
+}
+
 // A prior is read a line at a time and keeps each config's best: many lines of few configs give
 // few entries (hostile-input N13; tests/cli/stream_cli.py measures the memory of `tuner status`).
 // An adopted trial that a later measurement checked does not count, wherever the check is.

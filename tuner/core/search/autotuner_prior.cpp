@@ -65,7 +65,7 @@ void SearchRun::set_aside_stale_log() {
 
 // The prior: the bucket's own (prior_log), else the first usable fallback. Nothing at a path is
 // passed over in silence; anything else that cannot be used (not a regular file, over the size
-// limit, not a prior of this search) is skipped with a warning.
+// limit, the log this run writes, not a prior of this search) is skipped with a warning.
 void SearchRun::load_prior() {
   std::vector<std::pair<std::filesystem::path, bool>> candidates;  // path, any bucket
   if (s_.prior_log) candidates.emplace_back(*s_.prior_log, false);
@@ -73,7 +73,7 @@ void SearchRun::load_prior() {
     candidates.emplace_back(p, true);
   for (const auto& [path, any_bucket] : candidates) {
     if (prior_absent(path)) continue;
-    result<Prior> p = read_prior(path, s_.name, any_bucket, s_.maximize);
+    result<Prior> p = read_prior(path, s_.name, any_bucket, s_.maximize, s_.log_path);
     if (!p) {
       warn(fmt::format("prior not used: {}", p.error().str()));
       continue;

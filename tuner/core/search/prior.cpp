@@ -107,7 +107,8 @@ bool prior_absent(const std::filesystem::path& path) {
 }
 
 result<Prior> read_prior(const std::filesystem::path& path, const std::string& tuner,
-                         bool any_bucket, bool maximize) {
+                         bool any_bucket, bool maximize,
+                         const std::optional<std::filesystem::path>& current_log) {
   const std::string where = path.string();
   // O_NONBLOCK: a FIFO must not wait for a writer here; it is refused below, as every file that
   // is not regular.
@@ -124,6 +125,16 @@ result<Prior> read_prior(const std::filesystem::path& path, const std::string& t
   if (auto d =
           size_problem(where, static_cast<std::uint64_t>(st.st_size), max_prior_bytes, "a prior"))
     return fail(*d);
+  if (current_log) {
+    struct stat log {};
+    if (::stat(current_log->c_str(), &log) == 0 && log.st_dev == st.st_dev &&
+        log.st_ino == st.st_ino)
+      return fail(where, 0, 0,
+                  fmt::format("is the same file as '{}', the log this run writes: a log is not "
+                              "its own prior (when [search] prior names this bucket or this "
+                              "arch, name another)",
+                              current_log->string()));
+  }
   const int flags = ::fcntl(file.fd, F_GETFL);
   if (flags >= 0) ::fcntl(file.fd, F_SETFL, flags & ~O_NONBLOCK);
 

@@ -7,12 +7,12 @@
 //
 // A prior is read a line at a time and only each config's best is kept, so its memory grows
 // with the configs it measured, not with the file. The file is checked before a byte is read:
-// what is not a regular file (a directory, a FIFO, a device, a dangling link) or is larger than
-// max_prior_bytes is refused, naming the file; opening never blocks.
+// what is not a regular file (a directory, a FIFO, a device, a dangling link), is larger than
+// max_prior_bytes or is the log the run writes is refused, naming the file; opening never blocks.
 //
 // Example:
 //   if (!prior_absent(path)) {
-//     result<Prior> p = read_prior(path, "saxpy/n<=4096", true, false);
+//     result<Prior> p = read_prior(path, "saxpy/n<=4096", true, false, log_path);
 //     if (p) for (const auto& [config, ms] : p->ranked) ...   // best first
 //   }
 #pragma once
@@ -54,11 +54,13 @@ bool prior_absent(const std::filesystem::path& path);
 /// Reads the log at `path` as a prior for the search `tuner` (`<kernel>/<bucket>`), a line at a
 /// time. Refused with a diagnostic naming the file: a directory, a FIFO, a device, a socket or
 /// a dangling link (opened without blocking); a file over max_prior_bytes (its size and the
-/// limit named), also when it grows past it while read; an unreadable or corrupt log, a log of
-/// another kernel, of another bucket unless `any_bucket`, of the other objective, or with no
-/// measured trial.
+/// limit named), also when it grows past it while read; the same file as `current_log` (the
+/// log the run writes, compared by device and inode, so a hard or symbolic link is caught); an
+/// unreadable or corrupt log, a log of another kernel, of another bucket unless `any_bucket`,
+/// of the other objective, or with no measured trial.
 result<Prior> read_prior(const std::filesystem::path& path, const std::string& tuner,
-                         bool any_bucket, bool maximize);
+                         bool any_bucket, bool maximize,
+                         const std::optional<std::filesystem::path>& current_log = std::nullopt);
 
 /// The prior's value of each of `configs` (matched by id) in the units of `Strategy::tell`:
 /// log(median), or -log(score) when maximizing; nullopt for a config the prior lacks.
