@@ -5,7 +5,8 @@ A log of 80,000 trials over 400 configs (about 40 MB) is shown, reported and exp
 command's peak resident memory must stay far below the log's size (the readers before held every
 trial as JSON: 10 to 20 times the log). The outputs themselves are checked by the goldens of
 records_cli.py, report_cli.py and export_cli.py. A log over the size limit is refused by all
-three before a byte is read (a sparse file: nothing is written).
+three before a byte is read (a sparse file: nothing is written). `tuner status` reads the same
+log as a re-tune's prior in bounded memory too.
 """
 import json
 import os
@@ -102,6 +103,25 @@ class StreamCli(unittest.TestCase):
             out = self.check("export", "--format", "t4", self.log, *args)
             doc = json.loads(out if not args else (self.dir / "t4.json").read_bytes())
             self.assertEqual(len(doc["results"]), TRIALS)
+
+    def test_status_reads_a_prior_in_bounded_memory(self):
+        # A stale (here: missing) record's line counts the configs its re-tune's prior measured;
+        # the prior is read a line at a time, each config's best kept (it held every trial).
+        root = self.dir / "project"
+        (root / "kernels").mkdir(parents=True, exist_ok=True)
+        (root / "spaces").mkdir(exist_ok=True)
+        (root / "kernels" / "gemm.cu").write_text('extern "C" __global__ void gemm() {}\n')
+        (root / "spaces" / "gemm.toml").write_text(
+            'schema = 1\nkernel = "gemm"\n\n[params]\nBM = [0, 1]\nBN = [0, 1]\n\n'
+            '[[buckets]]\nname = "stream"\nshape = {}\n')
+        logs = root / "build" / "tune" / "gemm"
+        (logs / "sm_90").mkdir(parents=True, exist_ok=True)
+        shutil.copy(self.log, logs / "sm_90" / "stream.prior.jsonl")
+        manifest = clitest.manifest(logs / "manifest.json", root, "gemm", log_dir=logs)
+        kernel = json.loads(self.check("status", "--manifest", manifest, "--json"))["kernels"][0]
+        self.assertEqual(kernel["state"], "missing")
+        # Every 20th config was only ever invalid (n % 20 == 7).
+        self.assertEqual(kernel["prior"], {"buckets": 1, "of": 1, "configs": CONFIGS - 20})
 
     def test_a_log_over_the_limit_is_refused_before_reading(self):
         big = self.dir / "huge.trials.jsonl"

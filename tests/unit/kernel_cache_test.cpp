@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -330,6 +332,49 @@ TEST(KernelCacheTest, AnEntryKeepsItsCompileSeconds) {
 
 // A compile past the request's timeout is stopped and cached as timed_out: the next request
 // with the same (or a shorter) timeout does not compile it again; a longer one does.
+// A forged or corrupt `compile_s` (hostile-input N7) reads as unknown where the entry is read:
+// negative, not finite or over a day, it would be copied into the candidate's trials, which
+// the trial log then refuses (a resume measured the config again, a merge lost it).
+TEST(KernelCacheTest, CompileSecondsOutOfRangeReadAsUnknown) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path());
+  const fs::path cubin = cache.temp_path("k1", ".cubin");
+  write(cubin, "CUBIN");
+  CacheEntry e;
+  e.key = "k1";
+  e.compile_s = 2.5;
+  cache.store(e, cubin);
+  const nlohmann::json good = nlohmann::json::parse(read_text(cache.entry_path("k1")));
+  ASSERT_EQ(cache.lookup("k1")->compile_s, 2.5);
+  for (const char* text : {"-0.5", "-1e-300", "1e308", "86400.5"}) {
+    const std::string field = "\"compile_s\":2.5";
+    std::string entry = good.dump();
+    const std::size_t at = entry.find(field);
+    ASSERT_NE(at, std::string::npos) << entry;
+    entry.replace(at, field.size(), std::string("\"compile_s\":") + text);
+    write(cache.entry_path("k1"), entry);
+    const std::optional<CacheEntry> hit = cache.lookup("k1");
+    ASSERT_TRUE(hit.has_value()) << text;  // the entry still serves ...
+    EXPECT_FALSE(hit->compile_s.has_value()) << text << ": " << *hit->compile_s;  // ... untimed
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double v : {std::nan(""), -inf, inf, -2.0}) {
+    nlohmann::json j = good;
+    j["compile_s"] = v;
+    EXPECT_FALSE(j.get<CacheEntry>().compile_s.has_value()) << v;
+  }
+  for (double v : {0.0, 5e-324, 86400.0}) {
+    nlohmann::json j = good;
+    j["compile_s"] = v;
+    EXPECT_EQ(j.get<CacheEntry>().compile_s, v);
+  }
+  // A timed_out entry whose timeout does not read is compiled again, whatever the timeout.
+  nlohmann::json timed_out = good;
+  timed_out["status"] = "timed_out";
+  timed_out["compile_s"] = -1;
+  EXPECT_FALSE(entry_serves(timed_out.get<CacheEntry>(), 10.0));
+}
+
 TEST(KernelCacheTest, ACompilePastItsTimeoutIsInvalidAndRemembered) {
   TempDir tmp;
   const KernelCache cache(tmp.path() / "cache");

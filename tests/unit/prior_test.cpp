@@ -10,11 +10,15 @@
 #include <map>
 #include <stdexcept>
 
+#include <sys/stat.h>
+
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/search/autotuner.hpp>
+#include <tuner/core/search/trial_log.hpp>
 #include <tuner/core/space/space.hpp>
 
 #include "test_dir.hpp"
@@ -385,6 +389,166 @@ TEST_F(PriorTest, AHeaderOnlyStaleLogIsRemovedAndAnotherSearchsLogStillRefused) 
   result<Output> out = arch.run_objective(v3);
   ASSERT_FALSE(out.has_value());
   EXPECT_FALSE(fs::exists(prior_));
+}
+
+// What is at a prior's path and is no trial log is skipped with one warning naming it; the tune
+// goes on without a prior (hostile-input N14). Nothing at the path at all says nothing.
+TEST_F(PriorTest, APriorThatIsADirectoryIsSkippedWithAWarning) {
+  fs::create_directories(prior_ / "inside");
+  Bowl v2(48, 48);
+  Autotuner t = tuner("v2");
+  Output out = run(t, v2);
+  EXPECT_FALSE(out.prior);
+  EXPECT_EQ(out.best, (Config{{"BM", 48}, {"BN", 48}}));
+  ASSERT_EQ(warnings_.size(), 1u) << all_warnings();
+  EXPECT_EQ(warnings_[0], fmt::format("prior not used: {}: error: is a directory, not a trial "
+                                      "log: remove it or move it away",
+                                      prior_.string()));
+}
+
+TEST_F(PriorTest, APriorThatIsAFifoIsSkippedWithoutBlocking) {
+  ASSERT_EQ(::mkfifo(prior_.c_str(), 0644), 0);
+  const fs::path fallback = dir_ / "fifo.trials.jsonl";
+  ASSERT_EQ(::mkfifo(fallback.c_str(), 0644), 0);
+  Bowl v2(48, 48);
+  Autotuner t = tuner("v2");
+  t.prior_fallbacks({fallback});
+  Output out = run(t, v2);  // with no writer, an open that blocked would never return
+  EXPECT_FALSE(out.prior);
+  ASSERT_EQ(warnings_.size(), 2u) << all_warnings();
+  for (const fs::path& p : {prior_, fallback})
+    EXPECT_NE(all_warnings().find(fmt::format("prior not used: {}: error: is not a regular file (a "
+                                              "FIFO, a device or a socket), not a trial log: "
+                                              "remove it",
+                                              p.string())),
+              std::string::npos)
+        << all_warnings();
+  EXPECT_EQ(read_prior("/dev/null", "k/b", false, false).error().message,
+            "is not a regular file (a FIFO, a device or a socket), not a trial log: remove it");
+}
+
+TEST_F(PriorTest, ADanglingLinkAsAPriorIsSkippedWithAWarning) {
+  fs::create_symlink(dir_ / "gone.trials.jsonl", prior_);
+  Bowl v2(48, 48);
+  Autotuner t = tuner("v2");
+  t.prior_fallbacks({dir_ / "missing.trials.jsonl"});  // nothing there: no warning
+  Output out = run(t, v2);
+  EXPECT_FALSE(out.prior);
+  ASSERT_EQ(warnings_.size(), 1u) << all_warnings();
+  EXPECT_EQ(warnings_[0], fmt::format("prior not used: {}: error: is a symbolic link to '{}', "
+                                      "which does not exist: remove the link",
+                                      prior_.string(), (dir_ / "gone.trials.jsonl").string()));
+  EXPECT_TRUE(prior_absent(dir_ / "missing.trials.jsonl"));
+  EXPECT_FALSE(prior_absent(prior_));
+}
+
+// The size is checked before a byte is read (a sparse file: nothing is written).
+TEST_F(PriorTest, APriorOverTheSizeLimitIsSkippedNamingItsSizeAndTheLimit) {
+  tune_v1();
+  fs::rename(log_, prior_);
+  fs::resize_file(prior_, max_prior_bytes + 1);  // its trials, then zeros without a newline
+  Bowl v2(48, 48);
+  Autotuner t = tuner("v2");
+  Output out = run(t, v2);
+  EXPECT_FALSE(out.prior);
+  ASSERT_EQ(warnings_.size(), 1u) << all_warnings();
+  EXPECT_EQ(warnings_[0], fmt::format("prior not used: {}: error: the file is {} bytes, more than "
+                                      "the 256 MiB a prior may hold",
+                                      prior_.string(), max_prior_bytes + 1));
+  fs::resize_file(prior_, max_prior_bytes);  // at the limit it is read (the zeros: a torn line)
+  EXPECT_TRUE(read_prior(prior_, "k/b", false, false).has_value());
+}
+
+// A run never takes the log it writes as its prior (hostile-input N19): `[search] prior =
+// "bucket:b"` in bucket b names its own log, and a link at the prior's place may lead to it.
+// Compared as files (device and inode), not by name.
+TEST_F(PriorTest, TheLogARunWritesIsNotItsOwnPrior) {
+  tune_v1();
+  auto own_log = [&] {
+    return fmt::format(
+        "is the same file as '{}', the log this run writes: a log is not its own "
+        "prior (when [search] prior names this bucket or this arch, name another)",
+        log_.string());
+  };
+  const fs::path link = dir_ / "link.trials.jsonl";
+  fs::create_symlink(log_, link);
+  for (const fs::path& fallback : {log_, link}) {
+    warnings_.clear();
+    Bowl same(40, 48);
+    Autotuner t = tuner("v1");  // the same source: the log is resumed, not set aside
+    t.prior_fallbacks({fallback});
+    Output out = run(t, same);
+    EXPECT_FALSE(out.prior) << fallback;
+    EXPECT_EQ(out.resumed, 256u);
+    ASSERT_EQ(warnings_.size(), 1u) << all_warnings();
+    EXPECT_EQ(warnings_[0],
+              fmt::format("prior not used: {}: error: {}", fallback.string(), own_log()));
+  }
+  // A hard link at the bucket's own prior.
+  fs::create_hard_link(log_, prior_);
+  warnings_.clear();
+  Bowl same(40, 48);
+  Autotuner t = tuner("v1");
+  Output out = run(t, same);
+  EXPECT_FALSE(out.prior);
+  ASSERT_EQ(warnings_.size(), 1u) << all_warnings();
+  EXPECT_EQ(warnings_[0], fmt::format("prior not used: {}: error: {}", prior_.string(), own_log()));
+  // The same file is a prior of another run.
+  EXPECT_TRUE(read_prior(prior_, "k/b", false, false).has_value());
+}
+
+// A prior is read a line at a time and keeps each config's best: many lines of few configs give
+// few entries (hostile-input N13; tests/cli/stream_cli.py measures the memory of `tuner status`).
+// An adopted trial that a later measurement checked does not count, wherever the check is.
+TEST_F(PriorTest, APriorOfManyLinesKeepsEachConfigsBest) {
+  auto line = [](int bm, double ms, Phase phase = Phase::search) {
+    Trial t = Trial::measured(ms, ms * 0.9, 20);
+    t.config = Config{{"BM", bm}, {"BN", 8}};
+    t.phase = phase;
+    return to_json_line(t) + "\n";
+  };
+  {
+    std::ofstream out(prior_);
+    out << R"({"arch":"sm_90","log_schema":1,"objective":"minimize","space_hash":"h",)"
+        << R"("source_hash":"v1","toolchain":null,"tuner":"k/b"})"
+        << "\n";
+    Trial adopted = Trial::measured(0.5, 0.45, 20);
+    adopted.config = Config{{"BM", 16}, {"BN", 8}};
+    adopted.remote = "gpu-b";
+    out << to_json_line(adopted) << "\n";
+    out << line(24, 0.1, Phase::runoff);  // runoffs are left out
+    for (int n = 0; n < 30000; ++n) {
+      out << line(8, 1.0 + (n % 7) / 10.0);
+      out << line(24, 0.9 + (n % 3) / 10.0);
+      if (n % 2000 == 0) out << "not json\n";  // 15 of them
+    }
+    out << line(32, 1.5) << line(40, 1.5);  // a tie: the first logged first
+    Trial check = Trial::measured(0.8, 0.7, 20);
+    check.config = Config{{"BM", 16}, {"BN", 8}};
+    check.checks = AdoptedCheck{"the remote store (measured on gpu-b)", 0.5, false};
+    out << to_json_line(check) << "\n";
+    Trial invalid = Trial::invalid("too many registers");
+    invalid.config = Config{{"BM", 48}, {"BN", 8}};
+    out << to_json_line(invalid) << "\n";
+    out << R"({"config_id": "BM=56,BN=8", "sta)";  // torn: no newline
+  }
+  result<Prior> p = read_prior(prior_, "k/b", false, false);
+  ASSERT_TRUE(p.has_value()) << p.error().str();
+  std::vector<std::pair<std::string, double>> ranked;
+  for (const auto& [config, ms] : p->ranked)
+    ranked.emplace_back(config.id(), ms);
+  EXPECT_EQ(ranked, (std::vector<std::pair<std::string, double>>{{"BM=16,BN=8", 0.8},
+                                                                 {"BM=24,BN=8", 0.9},
+                                                                 {"BM=8,BN=8", 1.0},
+                                                                 {"BM=32,BN=8", 1.5},
+                                                                 {"BM=40,BN=8", 1.5}}));
+  // The first skipped lines one by one, then a count of the rest (the torn line among them).
+  ASSERT_EQ(p->warnings.size(), max_prior_warnings + 1) << fmt::format("{}", p->warnings.size());
+  EXPECT_EQ(p->warnings[0],
+            fmt::format("{}:6: warning: skipped a line that is not valid JSON", prior_.string()));
+  EXPECT_EQ(p->warnings.back(), fmt::format("{}: warning: skipped 6 more lines that do not read "
+                                            "(only the first 10 are named)",
+                                            prior_.string()));
 }
 
 // Each strategy reaches the new optimum, one step from the prior's, in a small share of the

@@ -25,6 +25,10 @@ inline constexpr std::size_t max_manifest_bytes = std::size_t{16} << 20;
 inline constexpr std::size_t max_log_bytes = std::size_t{1} << 30;
 /// ... and each of its lines at most 1 MiB; a longer trial line is skipped with a warning.
 inline constexpr std::size_t max_log_line_bytes = std::size_t{1} << 20;
+/// A re-tune's prior (a trial log read for its ranking) may hold at most 256 MiB, about 600,000
+/// trials; a larger one is not used, with a warning (docs/search.md "Re-tunes start from what
+/// was measured").
+inline constexpr std::size_t max_prior_bytes = std::size_t{256} << 20;
 /// JSON arrays and objects may nest at most this deep (a record needs 5 levels).
 inline constexpr int max_json_depth = 64;
 

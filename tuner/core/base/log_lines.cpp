@@ -30,6 +30,7 @@ bool LogLines::next(std::string& line) {
     c = buf->sbumpc();
     if (c != std::char_traits<char>::eof()) ++bytes_;
   }
+  unterminated_ = c == std::char_traits<char>::eof();
   if (bytes_ > max_log_bytes) return false;
   ++number_;
   return true;

@@ -40,6 +40,9 @@ class LogLines {
   int number() const noexcept { return number_; }
   /// Whether the line `next` gave last was cut at max_log_line_bytes + 1 bytes.
   bool too_long(const std::string& line) const noexcept;
+  /// Whether the line `next` gave last ended at the end of the file, without a newline (the
+  /// torn last line of an interrupted write, in a log tune appends to).
+  bool unterminated() const noexcept { return unterminated_; }
   /// A diagnostic when the reading stopped at max_log_bytes, else nullopt.
   std::optional<diagnostic> overflow() const;
   const std::string& path() const noexcept { return path_; }
@@ -49,6 +52,7 @@ class LogLines {
   std::istream* in_ = nullptr;
   std::uint64_t bytes_ = 0;
   int number_ = 0;
+  bool unterminated_ = false;
 };
 
 }  // namespace tune

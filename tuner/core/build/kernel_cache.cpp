@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <regex>
@@ -228,10 +229,13 @@ void from_json(const json& j, CacheEntry& e) {
   e.argv = j.at("argv").get<std::vector<std::string>>();
   e.dependencies = j.at("dependencies").get<std::vector<std::string>>();
   e.entry_symbol = j.value("entry_symbol", std::string());
-  if (auto it = j.find("compile_s"); it != j.end() && !it->is_null())
-    e.compile_s = it->get<double>();
-  else
-    e.compile_s.reset();
+  // Seconds out of range (a forged or corrupt entry) read as unknown: the entry still serves,
+  // and no trial copies a time the trial log would refuse.
+  e.compile_s.reset();
+  if (auto it = j.find("compile_s"); it != j.end() && !it->is_null()) {
+    const double s = it->get<double>();
+    if (std::isfinite(s) && s >= 0 && s <= max_compile_s) e.compile_s = s;
+  }
 }
 
 fs::path effective_cache_dir(const fs::path& configured) {

@@ -84,6 +84,10 @@ const std::vector<std::string>& known_archs();
 std::optional<std::string> exceeded_limit(std::string_view function, const KernelResources& r,
                                           const ArchLimits& limits, std::string_view arch);
 
+/// The most compile seconds an entry is believed (a day); a larger, negative or non-finite
+/// `compile_s` is read as unknown.
+inline constexpr double max_compile_s = 86400;
+
 /// One kernel cache entry, `<key>.json`.
 struct CacheEntry {
   std::string key;                ///< the cache key digest (hex); also the file name
@@ -101,7 +105,8 @@ struct CacheEntry {
   /// embedded winners look the function up by). Empty, and not written, otherwise.
   std::string entry_symbol;
   /// Seconds the compiler ran for this entry (for `timed_out`: the timeout it was stopped at);
-  /// unset for entries written before the field.
+  /// unset for entries written before the field, and when read as anything but a number from 0
+  /// to max_compile_s.
   std::optional<double> compile_s;
 
   /// The function to look up in the cubin: entry_symbol when set, else `entry`.
@@ -116,7 +121,8 @@ struct CacheEntry {
 /// The entry's JSON (`schema_version` first among sorted keys; `resources` null when unknown).
 void to_json(nlohmann::json& j, const CacheEntry& e);
 /// Throws nlohmann::json exceptions on a malformed entry (missing fields, wrong kinds, an
-/// unknown status); unknown fields are ignored.
+/// unknown status); unknown fields are ignored, and so is a `compile_s` that is not a number of
+/// seconds from 0 to max_compile_s (it reads as unset).
 void from_json(const nlohmann::json& j, CacheEntry& e);
 
 /// The cache directory to use: the TUNE_CACHE_DIR environment variable when it is set and not

@@ -62,17 +62,17 @@ void SearchRun::set_aside_stale_log() {
                    s_.log_path->string(), what, logged->trials.size(), s_.prior_log->string()));
 }
 
-// The prior: the bucket's own (prior_log), else the first usable fallback. One that cannot be
-// used is skipped with a warning.
+// The prior: the bucket's own (prior_log), else the first usable fallback. Nothing at a path is
+// passed over in silence; anything else that cannot be used (not a regular file, over the size
+// limit, the log this run writes, not a prior of this search) is skipped with a warning.
 void SearchRun::load_prior() {
   std::vector<std::pair<std::filesystem::path, bool>> candidates;  // path, any bucket
   if (s_.prior_log) candidates.emplace_back(*s_.prior_log, false);
   for (const std::filesystem::path& p : s_.prior_fallbacks)
     candidates.emplace_back(p, true);
   for (const auto& [path, any_bucket] : candidates) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) continue;
-    result<Prior> p = read_prior(path, s_.name, any_bucket, s_.maximize);
+    if (prior_absent(path)) continue;
+    result<Prior> p = read_prior(path, s_.name, any_bucket, s_.maximize, s_.log_path);
     if (!p) {
       warn(fmt::format("prior not used: {}", p.error().str()));
       continue;

@@ -314,31 +314,11 @@ std::uint64_t read_trials(std::string_view text, std::size_t pos, int fd,
     }
     std::string_view line = text.substr(pos, nl - pos);
     pos = nl + 1;
-    if (line.size() > max_log_line_bytes) {
-      warnings.push_back(fmt::format("{}:{}: warning: skipped a line longer than {}", where,
-                                     line_no, describe_size(max_log_line_bytes)));
-      continue;
-    }
-    if (json_nesting_problem(line, where)) {
-      warnings.push_back(
-          fmt::format("{}:{}: warning: skipped a line nesting deeper than {} "
-                      "levels",
-                      where, line_no, max_json_depth));
-      continue;
-    }
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) {
-      warnings.push_back(
-          fmt::format("{}:{}: warning: skipped a line that is not valid JSON", where, line_no));
-      continue;
-    }
-    result<Trial> trial = trial_from_json(j);
-    if (!trial) {
-      warnings.push_back(fmt::format("{}:{}: warning: skipped an unreadable trial: {}", where,
-                                     line_no, trial.error().message));
-      continue;
-    }
-    trials.push_back(std::move(*trial));
+    std::string warning;
+    if (std::optional<Trial> trial = read_trial_line(line, where, line_no, warning))
+      trials.push_back(std::move(*trial));
+    else
+      warnings.push_back(std::move(warning));
   }
   return std::min<std::uint64_t>(pos, text.size());
 }
@@ -387,6 +367,46 @@ result<TrialLog> TrialLog::open(const std::filesystem::path& path, const LogHead
   return log;
 }
 
+result<LogHeader> read_log_header(std::string_view first, const std::string& where) {
+  if (first.size() > max_log_line_bytes || json_nesting_problem(first, where))
+    return fail(where, 1, 0, "not a trial log: the first line is too long or nests too deep");
+  const nlohmann::json j = nlohmann::json::parse(first, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return fail(where, 1, 0, "not a trial log: the first line is not valid JSON");
+  result<LogHeader> header = header_from_json(j);
+  if (!header) return fail(where, 1, 0, "not a trial log: " + header.error().message);
+  if (header->log_schema != log_schema)
+    return fail(where, 1, 0,
+                fmt::format("a trial log of schema {}, not {}", header->log_schema, log_schema));
+  return header;
+}
+
+std::optional<Trial> read_trial_line(std::string_view line, const std::string& where, int number,
+                                     std::string& warning) {
+  if (line.size() > max_log_line_bytes) {
+    warning = fmt::format("{}:{}: warning: skipped a line longer than {}", where, number,
+                          describe_size(max_log_line_bytes));
+    return std::nullopt;
+  }
+  if (json_nesting_problem(line, where)) {
+    warning = fmt::format("{}:{}: warning: skipped a line nesting deeper than {} levels", where,
+                          number, max_json_depth);
+    return std::nullopt;
+  }
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    warning = fmt::format("{}:{}: warning: skipped a line that is not valid JSON", where, number);
+    return std::nullopt;
+  }
+  result<Trial> trial = trial_from_json(j);
+  if (!trial) {
+    warning = fmt::format("{}:{}: warning: skipped an unreadable trial: {}", where, number,
+                          trial.error().message);
+    return std::nullopt;
+  }
+  return std::move(*trial);
+}
+
 result<LogContents> read_log(const std::filesystem::path& path) {
   const std::string where = path.string();
   if (std::optional<diagnostic> d = not_regular_problem(path)) return fail(*d);
@@ -405,17 +425,8 @@ result<LogContents> read_log(const std::filesystem::path& path) {
   }
   ::close(fd);
   const std::size_t first_nl = text.find('\n');
-  const std::string_view first = std::string_view(text).substr(0, first_nl);
-  if (first.size() > max_log_line_bytes || json_nesting_problem(first, where))
-    return fail(where, 1, 0, "not a trial log: the first line is too long or nests too deep");
-  const nlohmann::json j = nlohmann::json::parse(first, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return fail(where, 1, 0, "not a trial log: the first line is not valid JSON");
-  result<LogHeader> header = header_from_json(j);
-  if (!header) return fail(where, 1, 0, "not a trial log: " + header.error().message);
-  if (header->log_schema != log_schema)
-    return fail(where, 1, 0,
-                fmt::format("a trial log of schema {}, not {}", header->log_schema, log_schema));
+  result<LogHeader> header = read_log_header(std::string_view(text).substr(0, first_nl), where);
+  if (!header) return fail(header.error());
   LogContents out;
   out.header = std::move(*header);
   if (first_nl != std::string::npos)

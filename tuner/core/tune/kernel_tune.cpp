@@ -370,10 +370,14 @@ std::optional<Prior> available_prior(const KernelBuild& build, const Bucket& buc
   candidates.emplace_back(prior_log_path(dir, bucket.name), false);
   for (fs::path& p : prior_fallbacks(build, bucket, arch))
     candidates.emplace_back(std::move(p), true);
-  for (const auto& [path, any_bucket] : candidates) {
-    std::error_code ec;
-    if (!fs::exists(path, ec)) continue;
-    if (result<Prior> p = read_prior(path, tuner, any_bucket, false)) return std::move(*p);
+  // The same checks as the run's (SearchRun::load_prior): the bucket's log is a candidate of its
+  // own here (a re-tune sets it aside first), and the log a re-tune would write is no fallback.
+  const fs::path log = candidates[1].first;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const auto& [path, any_bucket] = candidates[i];
+    if (prior_absent(path)) continue;
+    const std::optional<fs::path> current = i == 1 ? std::nullopt : std::optional<fs::path>(log);
+    if (result<Prior> p = read_prior(path, tuner, any_bucket, false, current)) return std::move(*p);
   }
   return std::nullopt;
 }
