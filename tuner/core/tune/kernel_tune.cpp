@@ -356,28 +356,24 @@ std::optional<Prior> available_prior(const KernelBuild& build, const Bucket& buc
                                      const std::string& arch) {
   const fs::path dir = build.manifest.log_dir / arch;
   const std::string tuner = build.manifest.kernel + "/" + bucket.name;
-  std::vector<std::pair<fs::path, bool>> candidates;
-  // The bucket's log, when the re-tune sets it aside: the same judgement as the tune's.
+  // The bucket's log, when the re-tune sets it aside: the same judgement as the tune's
+  // (judge_log); then, with the same checks as the run's (SearchRun::load_prior), the bucket's
+  // prior and the fallbacks, none of which may be the log a re-tune writes.
   const fs::path log = dir / bucket_file_name(bucket.name, ".trials.jsonl");
-  std::error_code lec;
-  if (fs::is_regular_file(log, lec))
+  std::error_code ec;
+  if (fs::is_regular_file(log, ec))
     if (result<LogContents> logged = read_log(log)) {
       const CacheKeyer keyer(build.manifest, build.space);
       if (judge_log(logged->header, bucket_log_header(build, bucket, arch, keyer)).fate ==
           LogFate::prior)
-        candidates.emplace_back(log, false);
+        if (result<Prior> p = read_prior(log, tuner, false, false)) return std::move(*p);
     }
-  candidates.emplace_back(prior_log_path(dir, bucket.name), false);
+  std::vector<std::pair<fs::path, bool>> candidates = {{prior_log_path(dir, bucket.name), false}};
   for (fs::path& p : prior_fallbacks(build, bucket, arch))
     candidates.emplace_back(std::move(p), true);
-  // The same checks as the run's (SearchRun::load_prior): the bucket's log is a candidate of its
-  // own here (a re-tune sets it aside first), and the log a re-tune would write is no fallback.
-  const fs::path log = candidates[1].first;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const auto& [path, any_bucket] = candidates[i];
+  for (const auto& [path, any_bucket] : candidates) {
     if (prior_absent(path)) continue;
-    const std::optional<fs::path> current = i == 1 ? std::nullopt : std::optional<fs::path>(log);
-    if (result<Prior> p = read_prior(path, tuner, any_bucket, false, current)) return std::move(*p);
+    if (result<Prior> p = read_prior(path, tuner, any_bucket, false, log)) return std::move(*p);
   }
   return std::nullopt;
 }
