@@ -4,10 +4,12 @@
 Each test copies tests/data/records/project (two kernels, gemm and gemv, their headers and
 spaces) into a fresh directory, writes the manifests by hand as tune_add_kernel would, and pins
 records with `tuner record set`. Only `nvcc --version` and `ptxas --version` run; nothing is
-compiled. Golden outputs live in tests/data/records/golden with volatile parts masked: the
-project directory, the toolchain, SHA-256 digests, shortened keys, the machine and the date.
+compiled: the kernel cache entries `record set` looks at are written by the tests. Golden
+outputs live in tests/data/records/golden with volatile parts masked: the project directory, the
+toolchain, SHA-256 digests, shortened keys, the machine and the date.
 """
 import datetime
+import hashlib
 import json
 import os
 import re
@@ -50,7 +52,8 @@ class RecordsCli(unittest.TestCase):
         for bucket, config in (("m<=512", "BM=64,BN=128"), ("large", "BM=128,BN=128")):
             r = run("record", "set", "--manifest", self.gemm, "--bucket", bucket, "--config", config)
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertEqual(r.stderr, "")
+            # Nothing was compiled here: pinned, with a note saying how to check it compiles.
+            self.assertEqual(r.stderr, self.never_compiled(config))
             self.pin_out.append(r.stdout)
         r = run("record", "set", "--manifest", self.gemv, "--arch", "sm_90", "--bucket", "all",
                 "--config", "VEC=2")
@@ -80,6 +83,33 @@ class RecordsCli(unittest.TestCase):
         }
         path = Path(manifest_dir or build / "tune" / kernel) / "manifest.json"
         return clitest.manifest(path, root, kernel, build=build, **{**optional, **fields})
+
+    def never_compiled(self, config):
+        """The note of `record set` for a config of gemm the kernel cache has no entry for."""
+        return (f"records/gemm.json: note: config {config} was never compiled here (the kernel "
+                f"cache {self.build / 'tune' / 'cache'} has no entry for it): pinned all the same; "
+                f"to check that it compiles: tuner warm --manifest {self.gemm} --arch sm_90 "
+                f"--config '{config}'\n")
+
+    def cache_entry(self, config, status, reason=""):
+        """Writes gemm's kernel cache entry of `config` as warm would have; returns its path."""
+        key = self.key(self.gemm, config)
+        cache = self.build / "tune" / "cache"
+        cache.mkdir(parents=True, exist_ok=True)
+        cubin = b"cubin of " + config.encode()
+        if status == "ok":
+            (cache / f"{key}.cubin").write_bytes(cubin)
+        path = cache / f"{key}.json"
+        path.write_text(json.dumps({
+            "schema_version": 1, "key": key, "key_schema": "k1", "status": status,
+            "reason": reason, "compiler_output": "", "resources": None,
+            "cubin_sha256": hashlib.sha256(cubin).hexdigest() if status == "ok" else "",
+            "arch": "sm_90", "config_id": config, "argv": [], "dependencies": []}))
+        return path
+
+    def entry(self, bucket):
+        return [e for e in json.loads(self.record.read_text())["entries"]
+                if e["bucket"] == bucket][0]
 
     def key(self, manifest, config, *extra):
         r = run("key", "--manifest", manifest, "--config", config, *extra)
@@ -146,6 +176,9 @@ class RecordsCli(unittest.TestCase):
                          f"(cache key k1:{key})\n")
 
     def test_record_set_over_a_measured_winner_says_what_it_drops(self):
+        # Both configs compiled here (ok): nothing to say about the compile.
+        self.cache_entry("BM=64,BN=64", "ok")
+        self.cache_entry("BM=128,BN=128", "ok")
         data = json.loads(self.record.read_text())
         for e in data["entries"]:
             if e["bucket"] == "large":
@@ -163,11 +196,97 @@ class RecordsCli(unittest.TestCase):
         self.assertEqual(doc["cache_key"], "k1:" + self.key(self.gemm, "BM=64,BN=64"))
         self.assertEqual(doc["replaced"], {"config": "BM=128,BN=128", "source": "measured",
                                            "median_ms": 0.125, "samples": 50})
+        self.assertEqual((doc["cache_status"], doc["forced"]), ("ok", False))
         # Over a pinned entry there is nothing to drop, and nothing to say.
         r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
                 "--config", "BM=128,BN=128", "--json")
         self.assertEqual((r.returncode, r.stderr), (0, ""))
         self.assertEqual(json.loads(r.stdout)["replaced"]["source"], "pinned")
+        # A config the cache does not hold: its note, and "cache_status" null.
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "m<=512",
+                "--config", "BM=64,BN=128", "--json")
+        self.assertEqual((r.returncode, r.stderr), (0, self.never_compiled("BM=64,BN=128")))
+        self.assertEqual((json.loads(r.stdout)["cache_status"], json.loads(r.stdout)["forced"]),
+                         (None, False))
+
+    def test_record_set_refuses_an_invalid_compile_unless_forced(self):
+        before = self.record.read_bytes()
+        reason = "ptxas error: Entry function 'gemm' uses too much shared data"
+        for status, why in (("failed", "its compile failed for sm_90"),
+                            ("over_limit", "its compile is over the limits of sm_90")):
+            entry = self.cache_entry("BM=64,BN=64", status, reason)
+            r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                    "--config", "BM=64,BN=64")
+            self.assertEqual((r.returncode, r.stdout), (2, ""))
+            self.assertEqual(r.stderr, f"tuner record set: error: config BM=64,BN=64 of bucket "
+                                       f"'large' is invalid ({status}): {why}: {reason} (see "
+                                       f"{entry}): pin a config that compiles, or pass --force to "
+                                       "pin it anyway (the entry is then marked forced)\n")
+            self.assertEqual(self.record.read_bytes(), before)
+        # --force pins it anyway, and the entry says so.
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                "--config", "BM=64,BN=64", "--force", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "records/gemm.json: warning: bucket 'large' pinned with --force "
+                                   "to BM=64,BN=64, although its compile is over the limits of "
+                                   f"sm_90: {reason}\n")
+        doc = json.loads(r.stdout)
+        self.assertEqual((doc["config"], doc["cache_status"], doc["forced"]),
+                         ("BM=64,BN=64", "over_limit", True))
+        e = self.entry("large")
+        self.assertEqual((e["source"], e["forced"]),
+                         ("pinned", {"status": "over_limit", "reason": reason}))
+        # Fresh, but flagged wherever the record is looked at.
+        flag = (f"entry 'large' config: pinned with --force to 'BM=64,BN=64', which is invalid "
+                f"(over_limit): {reason}")
+        r = self.verify()
+        self.assertEqual((r.returncode, r.stdout, r.stderr),
+                         (0, "records/gemm.json: fresh (gemm sm_90, 2 entries)\n",
+                          f"records/gemm.json: warning: {flag}\n"))
+        r = run("status", "--manifest", self.gemm)
+        self.assertEqual((r.returncode, r.stdout),
+                         (0, f"gemm  sm_90  fresh  records/gemm.json: warning: {flag}\n"))
+        r = run("show", self.record)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"\nlarge +BM=64,BN=64 +- +0 +pinned \(forced\) +- +k1:")
+        self.assertIn(f"\nlarge: pinned with --force, although invalid (over_limit): {reason}\n",
+                      r.stdout)
+        self.assertIn('"forced": {\n', run("show", self.record, "--json").stdout)
+        # A config that compiles, pinned over it, takes the mark away: the record is as before.
+        self.cache_entry("BM=128,BN=128", "ok")
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                "--config", "BM=128,BN=128")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(self.record.read_bytes(), before)
+
+    def test_record_set_pins_a_timed_out_compile_with_a_warning(self):
+        self.cache_entry("BM=64,BN=64", "timed_out", "compile timed out after 60 s")
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                "--config", "BM=64,BN=64", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "records/gemm.json: warning: config BM=64,BN=64 timed out "
+                                   "compiling for sm_90 (compile timed out after 60 s): pinned all "
+                                   "the same, as a timeout does not say it cannot compile; a warm "
+                                   "with a longer compile timeout tells\n")
+        doc = json.loads(r.stdout)
+        self.assertEqual((doc["cache_status"], doc["forced"]), ("timed_out", False))
+        self.assertNotIn("forced", self.entry("large"))
+        r = self.verify()
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+
+    def test_a_forced_mark_belongs_to_a_pinned_entry(self):
+        self.edit_record(lambda d: d["entries"][0].update(
+            source="measured", median_ms=0.125, samples=50,
+            forced={"status": "failed", "reason": "no"}))
+        r = self.verify()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(": error: field 'entries[0].forced' must be null in an entry whose source "
+                      "is not 'pinned', got {\"reason\":\"no\",\"status\":\"failed\"}\n", r.stderr)
+        self.edit_record(lambda d: d["entries"][0].update(source="pinned", forced={"status": 1}))
+        r = self.verify()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(": error: field 'entries[0].forced.status' must be a string, got 1\n",
+                      r.stderr)
 
     def test_record_errors_name_the_line_and_column(self):
         data = json.loads(self.record.read_text())
