@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""CLI tests for records: `tuner key`, `verify`, `status`, `show` and `record set`.
+"""CLI tests for records: `tuner key`, `verify`, `status`, `show`, `report` (its record row)
+and `record set`.
 
 Each test copies tests/data/records/project (two kernels, gemm and gemv, their headers and
 spaces) into a fresh directory, writes the manifests by hand as tune_add_kernel would, and pins
@@ -245,7 +246,8 @@ class RecordsCli(unittest.TestCase):
                           f"records/gemm.json: warning: {flag}\n"))
         r = run("status", "--manifest", self.gemm)
         self.assertEqual((r.returncode, r.stdout),
-                         (0, f"gemm  sm_90  fresh  records/gemm.json: warning: {flag}\n"))
+                         (0, "gemm  sm_90  fresh  records/gemm.json (pinned, never measured): "
+                             f"warning: {flag}\n"))
         r = run("show", self.record)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertRegex(r.stdout, r"\nlarge +BM=64,BN=64 +- +0 +pinned \(forced\) +- +k1:")
@@ -313,7 +315,8 @@ class RecordsCli(unittest.TestCase):
         (tune / "gemv" / "manifest.json").write_text("{ broken")
         r = run("status", "--build-dir", self.build, "--check")
         self.assertEqual((r.returncode, r.stderr), (0, ""))
-        self.assertEqual(r.stdout, "gemm  sm_90  fresh  records/gemm.json\n")
+        self.assertEqual(r.stdout,
+                         "gemm  sm_90  fresh  records/gemm.json (pinned, never measured)\n")
         # A declared kernel whose manifest does not read is its own line; the others are shown.
         (tune / "kernels.list").write_text("gemv\ngemm\n")
         r = run("status", "--build-dir", self.build, "--json")
@@ -328,7 +331,8 @@ class RecordsCli(unittest.TestCase):
         r = run("status", "--build-dir", self.build)
         self.assertEqual(r.returncode, 2)
         self.assertRegex(r.stdout, r"^gemv  -      error  \S+/gemv/manifest\.json: not valid JSON")
-        self.assertIn("\ngemm  sm_90  fresh  records/gemm.json\n", r.stdout)
+        self.assertIn("\ngemm  sm_90  fresh  records/gemm.json (pinned, never measured)\n",
+                      r.stdout)
 
     def test_status_blames_the_missing_space_not_the_manifest(self):
         space = self.root / "spaces" / "gemv.toml"
@@ -654,12 +658,79 @@ class RecordsCli(unittest.TestCase):
         (self.root / "kernels" / "include" / "tile.cuh").write_text(
             (DATA / "project" / "kernels" / "include" / "tile.cuh").read_text())
         r = run("status", "--manifest", self.gemm, "--check")
-        self.assertEqual((r.returncode, r.stdout), (0, "gemm  sm_90  fresh  records/gemm.json\n"))
+        self.assertEqual((r.returncode, r.stdout),
+                         (0, "gemm  sm_90  fresh  records/gemm.json (pinned, never measured)\n"))
         r = run("status", "--build-dir", self.top / "nothing")
         self.assertEqual(r.returncode, 2)
         self.assertEqual(r.stderr, f"tuner status: error: no manifests in '{self.top}/nothing/tune"
                                    "/*/manifest.json': configure the build with CMake first, or "
                                    "name them with --manifest\n")
+
+    def test_status_says_where_a_fresh_records_entries_came_from(self):
+        def status():
+            r = run("status", "--manifest", self.gemm)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return r.stdout
+
+        r = run("status", "--manifest", self.gemm, "--json")
+        k = json.loads(r.stdout)["kernels"][0]
+        self.assertEqual((k["state"], k["sources"]),
+                         ("fresh", {"large": "pinned", "m<=512": "pinned"}))
+        # entries[0] is 'large', entries[1] 'm<=512' (sorted by label).
+        self.edit_record(lambda d: d["entries"][0].update(source="measured", median_ms=0.125,
+                                                          samples=50))
+        self.assertEqual(status(),
+                         "gemm  sm_90  fresh  records/gemm.json (1 measured, 1 pinned)\n")
+        self.edit_record(lambda d: d["entries"][1].update(source="adopted", origin="shard 2/4",
+                                                          median_ms=0.5, samples=10))
+        self.assertEqual(status(),
+                         "gemm  sm_90  fresh  records/gemm.json (1 measured, 1 adopted)\n")
+        self.edit_record(lambda d: d["entries"][0].update(source="adopted", origin="shard 1/4"))
+        self.assertEqual(status(),
+                         "gemm  sm_90  fresh  records/gemm.json (adopted, not measured here)\n")
+        for e in range(2):
+            self.edit_record(lambda d: d["entries"][e].update(source="measured", origin=None))
+        self.assertEqual(status(), "gemm  sm_90  fresh  records/gemm.json\n")
+        # A stale record's sources are in --json too; a missing one has none.
+        with open(self.root / "kernels" / "include" / "tile.cuh", "a") as f:
+            f.write("// edited\n")
+        r = run("status", "--manifest", self.gemm, "--manifest", self.gemv, "--json")
+        self.assertEqual([(k["state"], k["sources"]) for k in json.loads(r.stdout)["kernels"]],
+                         [("stale", {"large": "measured", "m<=512": "measured"}),
+                          ("missing", None), ("fresh", {"all": "pinned"})])
+
+    def test_report_shows_the_record_entry_of_a_logs_bucket(self):
+        # A log in the kernel's build folder, as a tune leaves it beside the manifest.
+        log = self.build / "tune" / "gemm" / "sm_90" / "m%3C%3D512.trials.jsonl"
+        log.parent.mkdir(parents=True)
+        shutil.copy(DATA / "gemm.trials.jsonl", log)
+        r = run("report", log, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["logs"][0]["record"], {
+            "record": "records/gemm.json", "config": "BM=64,BN=128", "source": "pinned",
+            "median_ms": None, "samples": 0, "origin": None, "forced": None})
+        page = self.top / "page.html"
+
+        def row():
+            r = run("report", log, "-o", page)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return re.search(r"<tr><th>record</th><td>([^<]*)</td></tr>", page.read_text())[1]
+
+        self.assertEqual(row(), "records/gemm.json: BM=64,BN=128, pinned (never measured)")
+        self.edit_record(lambda d: d["entries"][1].update(source="measured", median_ms=0.0979,
+                                                          samples=50))
+        self.assertEqual(row(), "records/gemm.json: BM=64,BN=128, measured (0.0979 ms over 50 "
+                                "samples)")
+        self.edit_record(lambda d: d["entries"][1].update(
+            source="pinned", median_ms=None, samples=0,
+            forced={"status": "failed", "reason": "error: no"}))
+        self.assertEqual(row(), "records/gemm.json: BM=64,BN=128, pinned (never measured); pinned "
+                                "with --force, although invalid (failed): error: no")
+        self.edit_record(lambda d: d.update(entries=d["entries"][:1]))
+        self.assertEqual(row(), "records/gemm.json: no entry for this bucket")
+        # A log with no manifest beside it has no record row.
+        r = run("report", DATA / "gemm.trials.jsonl", "--json")
+        self.assertIsNone(json.loads(r.stdout)["logs"][0]["record"])
 
     def test_show_record(self):
         r = run("show", self.record)
