@@ -36,7 +36,10 @@ Included by ``Tune.cmake``.
   stops the build with the verification's reasons, unless ``TUNE_ALLOW_STALE`` is on (then
   they are warnings); a missing record stops it naming the record and the command that makes
   it. Each winner is found in the kernel cache by its cache key (compiled as warm would when it
-  is missing) and its bytes checked against the entry's SHA-256 (docs/embed.md).
+  is missing) and its bytes checked against the entry's SHA-256 (docs/embed.md). The step runs
+  again when anything it read changes (a depfile): the records, the space, the manifest, the
+  sources and every header their cache keys read, the cache entries and cubins, nvcc; so an
+  incremental build after a header edit fails on the stale record as a clean build does.
 #]=======================================================================]
 include_guard(GLOBAL)
 block(SCOPE_FOR POLICIES)
@@ -93,12 +96,16 @@ function(tune_embed_winners target)
     set(header "${dir}/${name}_embedded.hpp")
     set(cpp "${dir}/${name}_embedded.cpp")
     set(digests "${dir}/${name}_embedded.json")
+    # The depfile names everything embed read: the headers the winners' cache keys read, the
+    # cache entries and cubins, nvcc. An edit of any of them runs the step again, as a clean
+    # build would (CMP0116 is NEW here; the paths are absolute, so no generator rewrites them).
     add_custom_command(
       OUTPUT "${header}" "${cpp}" "${digests}"
       COMMAND "${tool}" embed --manifest "${manifest}" --header "${header}" --source "${cpp}"
               --digests "${digests}" --namespace "${arg_NAMESPACE}::${name}"
-              --fallback "${arg_FALLBACK}" ${stale_args}
+              --fallback "${arg_FALLBACK}" --depfile "${dir}/${name}_embedded.d" ${stale_args}
       DEPENDS ${depends} "${space}" "${source}" "${manifest}" ${tool_depends}
+      DEPFILE "${dir}/${name}_embedded.d"
       COMMENT "Embedding the winners of ${name} into ${target}"
       VERBATIM)
     target_sources(${target} PRIVATE "${cpp}" "${header}")

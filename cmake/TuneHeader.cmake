@@ -52,7 +52,8 @@ Included by ``Tune.cmake``.
   takes) and ``dispatch(int sm, Bucket, f)``, which calls ``f`` with the winner of that
   architecture.
 
-  It is regenerated when a record, the space, the kernel's source or the manifest changes.
+  It is regenerated when a record, the space, the kernel's source, a header the kernel's cache
+  keys read (a depfile), nvcc or the manifest changes.
   A stale record still generates, with the verification's reasons printed as warnings (the
   ``record.<name>`` test still fails); a missing record falls back to the space's first
   ``require`` config, with a warning. A comment in the header says where each value came from.
@@ -174,10 +175,14 @@ function(tune_generate_header name)
   foreach(p IN LISTS arg_TYPE_PARAMS)
     list(APPEND ns_args --type-param "${p}")
   endforeach()
+  # The depfile names what the verification of the records read (the headers the cache keys
+  # read, nvcc): after a header edit the header says the record is stale, as a clean build's.
   add_custom_command(
     OUTPUT "${output}"
-    COMMAND "${tool}" header --manifest "${manifest}" --output "${output}" ${ns_args}
+    COMMAND "${tool}" header --manifest "${manifest}" --output "${output}"
+            --depfile "${output}.d" ${ns_args}
     DEPENDS ${depends} "${space}" "${source}" "${manifest}" ${tool_depends}
+    DEPFILE "${output}.d"
     COMMENT "Generating the winners header of ${name}"
     VERBATIM)
   add_custom_target(tune_header.${name} DEPENDS "${output}")

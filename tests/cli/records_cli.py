@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""CLI tests for records: `tuner key`, `verify`, `status`, `show` and `record set`.
+"""CLI tests for records: `tuner key`, `verify`, `status`, `show`, `report` (its record row)
+and `record set`.
 
 Each test copies tests/data/records/project (two kernels, gemm and gemv, their headers and
 spaces) into a fresh directory, writes the manifests by hand as tune_add_kernel would, and pins
 records with `tuner record set`. Only `nvcc --version` and `ptxas --version` run; nothing is
-compiled. Golden outputs live in tests/data/records/golden with volatile parts masked: the
-project directory, the toolchain, SHA-256 digests, shortened keys, the machine and the date.
+compiled: the kernel cache entries `record set` looks at are written by the tests. Golden
+outputs live in tests/data/records/golden with volatile parts masked: the project directory, the
+toolchain, SHA-256 digests, shortened keys, the machine and the date.
 """
 import datetime
+import hashlib
 import json
 import os
 import re
@@ -50,7 +53,8 @@ class RecordsCli(unittest.TestCase):
         for bucket, config in (("m<=512", "BM=64,BN=128"), ("large", "BM=128,BN=128")):
             r = run("record", "set", "--manifest", self.gemm, "--bucket", bucket, "--config", config)
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertEqual(r.stderr, "")
+            # Nothing was compiled here: pinned, with a note saying how to check it compiles.
+            self.assertEqual(r.stderr, self.never_compiled(config))
             self.pin_out.append(r.stdout)
         r = run("record", "set", "--manifest", self.gemv, "--arch", "sm_90", "--bucket", "all",
                 "--config", "VEC=2")
@@ -80,6 +84,33 @@ class RecordsCli(unittest.TestCase):
         }
         path = Path(manifest_dir or build / "tune" / kernel) / "manifest.json"
         return clitest.manifest(path, root, kernel, build=build, **{**optional, **fields})
+
+    def never_compiled(self, config):
+        """The note of `record set` for a config of gemm the kernel cache has no entry for."""
+        return (f"records/gemm.json: note: config {config} was never compiled here (the kernel "
+                f"cache {self.build / 'tune' / 'cache'} has no entry for it): pinned all the same; "
+                f"to check that it compiles: tuner warm --manifest {self.gemm} --arch sm_90 "
+                f"--config '{config}'\n")
+
+    def cache_entry(self, config, status, reason=""):
+        """Writes gemm's kernel cache entry of `config` as warm would have; returns its path."""
+        key = self.key(self.gemm, config)
+        cache = self.build / "tune" / "cache"
+        cache.mkdir(parents=True, exist_ok=True)
+        cubin = b"cubin of " + config.encode()
+        if status == "ok":
+            (cache / f"{key}.cubin").write_bytes(cubin)
+        path = cache / f"{key}.json"
+        path.write_text(json.dumps({
+            "schema_version": 1, "key": key, "key_schema": "k1", "status": status,
+            "reason": reason, "compiler_output": "", "resources": None,
+            "cubin_sha256": hashlib.sha256(cubin).hexdigest() if status == "ok" else "",
+            "arch": "sm_90", "config_id": config, "argv": [], "dependencies": []}))
+        return path
+
+    def entry(self, bucket):
+        return [e for e in json.loads(self.record.read_text())["entries"]
+                if e["bucket"] == bucket][0]
 
     def key(self, manifest, config, *extra):
         r = run("key", "--manifest", manifest, "--config", config, *extra)
@@ -146,6 +177,9 @@ class RecordsCli(unittest.TestCase):
                          f"(cache key k1:{key})\n")
 
     def test_record_set_over_a_measured_winner_says_what_it_drops(self):
+        # Both configs compiled here (ok): nothing to say about the compile.
+        self.cache_entry("BM=64,BN=64", "ok")
+        self.cache_entry("BM=128,BN=128", "ok")
         data = json.loads(self.record.read_text())
         for e in data["entries"]:
             if e["bucket"] == "large":
@@ -163,11 +197,98 @@ class RecordsCli(unittest.TestCase):
         self.assertEqual(doc["cache_key"], "k1:" + self.key(self.gemm, "BM=64,BN=64"))
         self.assertEqual(doc["replaced"], {"config": "BM=128,BN=128", "source": "measured",
                                            "median_ms": 0.125, "samples": 50})
+        self.assertEqual((doc["cache_status"], doc["forced"]), ("ok", False))
         # Over a pinned entry there is nothing to drop, and nothing to say.
         r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
                 "--config", "BM=128,BN=128", "--json")
         self.assertEqual((r.returncode, r.stderr), (0, ""))
         self.assertEqual(json.loads(r.stdout)["replaced"]["source"], "pinned")
+        # A config the cache does not hold: its note, and "cache_status" null.
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "m<=512",
+                "--config", "BM=64,BN=128", "--json")
+        self.assertEqual((r.returncode, r.stderr), (0, self.never_compiled("BM=64,BN=128")))
+        self.assertEqual((json.loads(r.stdout)["cache_status"], json.loads(r.stdout)["forced"]),
+                         (None, False))
+
+    def test_record_set_refuses_an_invalid_compile_unless_forced(self):
+        before = self.record.read_bytes()
+        reason = "ptxas error: Entry function 'gemm' uses too much shared data"
+        for status, why in (("failed", "its compile failed for sm_90"),
+                            ("over_limit", "its compile is over the limits of sm_90")):
+            entry = self.cache_entry("BM=64,BN=64", status, reason)
+            r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                    "--config", "BM=64,BN=64")
+            self.assertEqual((r.returncode, r.stdout), (2, ""))
+            self.assertEqual(r.stderr, f"tuner record set: error: config BM=64,BN=64 of bucket "
+                                       f"'large' is invalid ({status}): {why}: {reason} (see "
+                                       f"{entry}): pin a config that compiles, or pass --force to "
+                                       "pin it anyway (the entry is then marked forced)\n")
+            self.assertEqual(self.record.read_bytes(), before)
+        # --force pins it anyway, and the entry says so.
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                "--config", "BM=64,BN=64", "--force", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "records/gemm.json: warning: bucket 'large' pinned with --force "
+                                   "to BM=64,BN=64, although its compile is over the limits of "
+                                   f"sm_90: {reason}\n")
+        doc = json.loads(r.stdout)
+        self.assertEqual((doc["config"], doc["cache_status"], doc["forced"]),
+                         ("BM=64,BN=64", "over_limit", True))
+        e = self.entry("large")
+        self.assertEqual((e["source"], e["forced"]),
+                         ("pinned", {"status": "over_limit", "reason": reason}))
+        # Fresh, but flagged wherever the record is looked at.
+        flag = (f"entry 'large' config: pinned with --force to 'BM=64,BN=64', which is invalid "
+                f"(over_limit): {reason}")
+        r = self.verify()
+        self.assertEqual((r.returncode, r.stdout, r.stderr),
+                         (0, "records/gemm.json: fresh (gemm sm_90, 2 entries)\n",
+                          f"records/gemm.json: warning: {flag}\n"))
+        r = run("status", "--manifest", self.gemm)
+        self.assertEqual((r.returncode, r.stdout),
+                         (0, "gemm  sm_90  fresh  records/gemm.json (pinned, never measured): "
+                             f"warning: {flag}\n"))
+        r = run("show", self.record)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"\nlarge +BM=64,BN=64 +- +0 +pinned \(forced\) +- +k1:")
+        self.assertIn(f"\nlarge: pinned with --force, although invalid (over_limit): {reason}\n",
+                      r.stdout)
+        self.assertIn('"forced": {\n', run("show", self.record, "--json").stdout)
+        # A config that compiles, pinned over it, takes the mark away: the record is as before.
+        self.cache_entry("BM=128,BN=128", "ok")
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                "--config", "BM=128,BN=128")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(self.record.read_bytes(), before)
+
+    def test_record_set_pins_a_timed_out_compile_with_a_warning(self):
+        self.cache_entry("BM=64,BN=64", "timed_out", "compile timed out after 60 s")
+        r = run("record", "set", "--manifest", self.gemm, "--bucket", "large",
+                "--config", "BM=64,BN=64", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "records/gemm.json: warning: config BM=64,BN=64 timed out "
+                                   "compiling for sm_90 (compile timed out after 60 s): pinned all "
+                                   "the same, as a timeout does not say it cannot compile; a warm "
+                                   "with a longer compile timeout tells\n")
+        doc = json.loads(r.stdout)
+        self.assertEqual((doc["cache_status"], doc["forced"]), ("timed_out", False))
+        self.assertNotIn("forced", self.entry("large"))
+        r = self.verify()
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+
+    def test_a_forced_mark_belongs_to_a_pinned_entry(self):
+        self.edit_record(lambda d: d["entries"][0].update(
+            source="measured", median_ms=0.125, samples=50,
+            forced={"status": "failed", "reason": "no"}))
+        r = self.verify()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(": error: field 'entries[0].forced' must be null in an entry whose source "
+                      "is not 'pinned', got {\"reason\":\"no\",\"status\":\"failed\"}\n", r.stderr)
+        self.edit_record(lambda d: d["entries"][0].update(source="pinned", forced={"status": 1}))
+        r = self.verify()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(": error: field 'entries[0].forced.status' must be a string, got 1\n",
+                      r.stderr)
 
     def test_record_errors_name_the_line_and_column(self):
         data = json.loads(self.record.read_text())
@@ -194,7 +315,8 @@ class RecordsCli(unittest.TestCase):
         (tune / "gemv" / "manifest.json").write_text("{ broken")
         r = run("status", "--build-dir", self.build, "--check")
         self.assertEqual((r.returncode, r.stderr), (0, ""))
-        self.assertEqual(r.stdout, "gemm  sm_90  fresh  records/gemm.json\n")
+        self.assertEqual(r.stdout,
+                         "gemm  sm_90  fresh  records/gemm.json (pinned, never measured)\n")
         # A declared kernel whose manifest does not read is its own line; the others are shown.
         (tune / "kernels.list").write_text("gemv\ngemm\n")
         r = run("status", "--build-dir", self.build, "--json")
@@ -209,7 +331,8 @@ class RecordsCli(unittest.TestCase):
         r = run("status", "--build-dir", self.build)
         self.assertEqual(r.returncode, 2)
         self.assertRegex(r.stdout, r"^gemv  -      error  \S+/gemv/manifest\.json: not valid JSON")
-        self.assertIn("\ngemm  sm_90  fresh  records/gemm.json\n", r.stdout)
+        self.assertIn("\ngemm  sm_90  fresh  records/gemm.json (pinned, never measured)\n",
+                      r.stdout)
 
     def test_status_blames_the_missing_space_not_the_manifest(self):
         space = self.root / "spaces" / "gemv.toml"
@@ -536,12 +659,79 @@ class RecordsCli(unittest.TestCase):
         (self.root / "kernels" / "include" / "tile.cuh").write_text(
             (DATA / "project" / "kernels" / "include" / "tile.cuh").read_text())
         r = run("status", "--manifest", self.gemm, "--check")
-        self.assertEqual((r.returncode, r.stdout), (0, "gemm  sm_90  fresh  records/gemm.json\n"))
+        self.assertEqual((r.returncode, r.stdout),
+                         (0, "gemm  sm_90  fresh  records/gemm.json (pinned, never measured)\n"))
         r = run("status", "--build-dir", self.top / "nothing")
         self.assertEqual(r.returncode, 2)
         self.assertEqual(r.stderr, f"tuner status: error: no manifests in '{self.top}/nothing/tune"
                                    "/*/manifest.json': configure the build with CMake first, or "
                                    "name them with --manifest\n")
+
+    def test_status_says_where_a_fresh_records_entries_came_from(self):
+        def status():
+            r = run("status", "--manifest", self.gemm)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return r.stdout
+
+        r = run("status", "--manifest", self.gemm, "--json")
+        k = json.loads(r.stdout)["kernels"][0]
+        self.assertEqual((k["state"], k["sources"]),
+                         ("fresh", {"large": "pinned", "m<=512": "pinned"}))
+        # entries[0] is 'large', entries[1] 'm<=512' (sorted by label).
+        self.edit_record(lambda d: d["entries"][0].update(source="measured", median_ms=0.125,
+                                                          samples=50))
+        self.assertEqual(status(),
+                         "gemm  sm_90  fresh  records/gemm.json (1 measured, 1 pinned)\n")
+        self.edit_record(lambda d: d["entries"][1].update(source="adopted", origin="shard 2/4",
+                                                          median_ms=0.5, samples=10))
+        self.assertEqual(status(),
+                         "gemm  sm_90  fresh  records/gemm.json (1 measured, 1 adopted)\n")
+        self.edit_record(lambda d: d["entries"][0].update(source="adopted", origin="shard 1/4"))
+        self.assertEqual(status(),
+                         "gemm  sm_90  fresh  records/gemm.json (adopted, not measured here)\n")
+        for e in range(2):
+            self.edit_record(lambda d: d["entries"][e].update(source="measured", origin=None))
+        self.assertEqual(status(), "gemm  sm_90  fresh  records/gemm.json\n")
+        # A stale record's sources are in --json too; a missing one has none.
+        with open(self.root / "kernels" / "include" / "tile.cuh", "a") as f:
+            f.write("// edited\n")
+        r = run("status", "--manifest", self.gemm, "--manifest", self.gemv, "--json")
+        self.assertEqual([(k["state"], k["sources"]) for k in json.loads(r.stdout)["kernels"]],
+                         [("stale", {"large": "measured", "m<=512": "measured"}),
+                          ("missing", None), ("fresh", {"all": "pinned"})])
+
+    def test_report_shows_the_record_entry_of_a_logs_bucket(self):
+        # A log in the kernel's build folder, as a tune leaves it beside the manifest.
+        log = self.build / "tune" / "gemm" / "sm_90" / "m%3C%3D512.trials.jsonl"
+        log.parent.mkdir(parents=True)
+        shutil.copy(DATA / "gemm.trials.jsonl", log)
+        r = run("report", log, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["logs"][0]["record"], {
+            "record": "records/gemm.json", "config": "BM=64,BN=128", "source": "pinned",
+            "median_ms": None, "samples": 0, "origin": None, "forced": None})
+        page = self.top / "page.html"
+
+        def row():
+            r = run("report", log, "-o", page)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return re.search(r"<tr><th>record</th><td>([^<]*)</td></tr>", page.read_text())[1]
+
+        self.assertEqual(row(), "records/gemm.json: BM=64,BN=128, pinned (never measured)")
+        self.edit_record(lambda d: d["entries"][1].update(source="measured", median_ms=0.0979,
+                                                          samples=50))
+        self.assertEqual(row(), "records/gemm.json: BM=64,BN=128, measured (0.0979 ms over 50 "
+                                "samples)")
+        self.edit_record(lambda d: d["entries"][1].update(
+            source="pinned", median_ms=None, samples=0,
+            forced={"status": "failed", "reason": "error: no"}))
+        self.assertEqual(row(), "records/gemm.json: BM=64,BN=128, pinned (never measured); pinned "
+                                "with --force, although invalid (failed): error: no")
+        self.edit_record(lambda d: d.update(entries=d["entries"][:1]))
+        self.assertEqual(row(), "records/gemm.json: no entry for this bucket")
+        # A log with no manifest beside it has no record row.
+        r = run("report", DATA / "gemm.trials.jsonl", "--json")
+        self.assertIsNone(json.loads(r.stdout)["logs"][0]["record"])
 
     def test_show_record(self):
         r = run("show", self.record)

@@ -70,7 +70,7 @@ class ReportCli(unittest.TestCase):
             "measured": 5, "invalid": 3,
             "best": {"id": "BM=64,BN=128", "median_ms": 1.0, "phase": "search"},
             "runoff_winner": None, "warnings": [], "prior": None, "prior_guided": 0,
-            "costs": None}])
+            "costs": None, "record": None}])
         self.assertNotIn("http", page)
         # --json without -o is for scripts: the summary on stdout, no page written anywhere.
         before = sorted(p.name for p in self.dir.iterdir())

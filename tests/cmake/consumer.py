@@ -74,8 +74,9 @@ class Project:
         self.env = dict(os.environ)
         self.env.pop("TUNE_CACHE_DIR", None)
 
-    def configure(self, *extra):
-        cmd = [ARGS.cmake, "-S", self.src, "-B", self.build, "-G", "Ninja",
+    def configure(self, *extra, build=None):
+        """Configures the build tree (or `build`, another tree of the same sources)."""
+        cmd = [ARGS.cmake, "-S", self.src, "-B", build or self.build, "-G", "Ninja",
                f"-DTUNE_SOURCE_DIR={self.tune_source}"]
         if self.use_tuner:
             cmd.append(f"-DTUNE_TUNER_EXECUTABLE={ARGS.tuner}")

@@ -3,7 +3,9 @@
 // bucket's winner is found in the kernel cache by its cache key (compiled as warm would when it
 // is missing), its bytes checked against the entry's SHA-256 and written into a source file,
 // beside a header that is the winners header (`select`, `Bucket`, `Shape`, ...) plus the
-// functions that load an image for the current device.
+// functions that load an image for the current device. With --depfile it also names what it
+// read (cli/step_depfile.hpp, and each image's cache entry and cubin), so that the build step
+// runs again after an edit of any of them.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -14,6 +16,7 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/kernel_choice.hpp>
+#include <tuner/cli/step_depfile.hpp>
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
@@ -33,6 +36,7 @@ struct EmbedOptions {
   std::string header;
   std::string source;
   std::string digests;
+  std::string depfile;
   std::string name_space;
   std::string fallback = "error";
   bool allow_stale = false;
@@ -299,6 +303,16 @@ int run_embed(const EmbedOptions& opt) {
       write_file_if_changed(
           opt.digests,
           dump_json(nlohmann::json{{"kernel", m.kernel}, {"images", digests}}, 2) + "\n");
+    if (!opt.depfile.empty()) {
+      // What a clean build would read again: the records and what verifying them reads, and
+      // the cache entries and cubins the images came from.
+      std::vector<fs::path> inputs = record_inputs(*build);
+      for (const Image& im : images) {
+        inputs.push_back(store.cache().entry_path(im.key));
+        inputs.push_back(store.cache().cubin_path(im.key));
+      }
+      write_step_depfile(opt.depfile, opt.header, inputs);
+    }
   } catch (const std::exception& e) {
     fmt::print(stderr, "tuner embed: error: {}\n", e.what());
     return exit_environment;
@@ -317,6 +331,8 @@ void add_embed_command(CLI::App& app, Run& run) {
   sub->add_option("--header", opt->header, "the header to write")->required();
   sub->add_option("--source", opt->source, "the C++ source holding the images")->required();
   sub->add_option("--digests", opt->digests, "a JSON file listing each image's key and SHA-256");
+  sub->add_option("--depfile", opt->depfile,
+                  "a Makefile-syntax depfile naming the header and every file the step read");
   sub->add_option("--namespace", opt->name_space,
                   "the namespace (default: tune_winners::<kernel>)");
   sub->add_option("--fallback", opt->fallback,

@@ -15,6 +15,9 @@
 // "config" (null when none), "source" ("record", "incumbent" or "none"), "fallback" (null,
 // "no_record", "no_entry" or "other_params")}]}]}, printed whenever the winners were chosen.
 // The header is written only when its text changed, so dependents do not rebuild needlessly.
+// --depfile names what the choice read (cli/step_depfile.hpp: the records, the space, the
+// manifest, the sources and the headers their keys read, nvcc), so that the build step runs
+// again when any changes: after a header edit the record is stale, and the header says so.
 // Exit codes: 0 written (or unchanged), 1 a bucket has no winner and no incumbent, 2 bad input
 // (manifest, space, an unreadable record, names the header cannot hold), 3 nvcc cannot be run
 // or the header cannot be written.
@@ -30,6 +33,7 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/kernel_choice.hpp>
+#include <tuner/cli/step_depfile.hpp>
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/record/winners.hpp>
@@ -42,6 +46,7 @@ namespace {
 struct HeaderCliOptions {
   std::string manifest;
   std::string output;
+  std::string depfile;
   std::string name_space;
   std::vector<std::string> includes;
   std::vector<std::string> type_params;
@@ -111,6 +116,13 @@ int run_header(const HeaderCliOptions& opt) {
     fmt::print(stderr, "tuner header: error: cannot write '{}': {}\n", opt.output, e.what());
     return exit_environment;
   }
+  try {
+    if (!opt.depfile.empty()) write_step_depfile(opt.depfile, opt.output, record_inputs(*build));
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tuner header: error: cannot write the depfile '{}': {}\n", opt.depfile,
+               e.what());
+    return exit_environment;
+  }
   if (opt.json) fmt::print("{}\n", dump_json(header_summary(table, opt.output, written), 2));
   return exit_ok;
 }
@@ -124,6 +136,8 @@ void add_header_command(CLI::App& app, Run& run) {
   sub->add_option("--output", opt->output, "the header to write")->required();
   sub->add_option("--namespace", opt->name_space,
                   "the header's namespace (default: tune_winners::<kernel>)");
+  sub->add_option("--depfile", opt->depfile,
+                  "a Makefile-syntax depfile naming the header and every file the step read");
   sub->add_flag("--json", opt->json,
                 "print each architecture's and bucket's shipped config and its origin as JSON");
   sub->add_option("--include", opt->includes,

@@ -8,9 +8,15 @@
 // "cache_key", "replaced"} on stdout instead, `replaced` being the entry it took the place of
 // ({"config", "source", "median_ms", "samples"}) or null.
 // Refused, naming the holder, while a tune or another `record set` holds the record's lock.
-// Exit codes: 0 pinned, 2 bad input (manifest, space, arch, bucket, config, an unreadable
-// record or one of another kernel, a record locked by a tune), 3 nvcc cannot be run or the record
-// cannot be written.
+// Before it writes, the config is looked up in the kernel cache (by its key; not in the store):
+// a cached compile that `failed` or is `over_limit` is refused, unless --force pins it anyway,
+// marking the entry `"forced": {"status", "reason"}` (verification then warns); a `timed_out`
+// one (not proof that it cannot compile) is pinned with a warning; a config the cache lacks is
+// pinned with a note saying how to compile it. --json adds "cache_status" (the entry's status,
+// null when none) and "forced".
+// Exit codes: 0 pinned, 2 bad input (manifest, space, arch, bucket, config, an invalid compile
+// without --force, an unreadable record or one of another kernel, a record locked by a tune), 3
+// nvcc cannot be run or the record cannot be written.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -21,6 +27,7 @@
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/json_text.hpp>
+#include <tuner/core/build/kernel_cache.hpp>
 #include <tuner/core/record/verify.hpp>
 #include <tuner/core/search/file_lock.hpp>
 
@@ -35,8 +42,56 @@ struct RecordSetOptions {
   std::string bucket;
   std::string config;
   std::string arch;
+  bool force = false;
   bool json = false;
 };
+
+// What the kernel cache says of the config to pin, said on stderr: nullopt when the pin may go
+// ahead (with the entry's mark in `forced` when --force pins an invalid compile), else the exit
+// status of a refusal.
+std::optional<int> check_compile(const Manifest& m, const std::string& arch, const Config& config,
+                                 const CacheKey& key, const RecordSetOptions& opt,
+                                 const std::string& label,
+                                 std::optional<RecordEntry::Forced>& forced,
+                                 nlohmann::json& cache_status) {
+  const KernelCache cache(effective_cache_dir(m.cache_dir));
+  const std::optional<CacheEntry> entry = cache.lookup(key.digest);
+  if (!entry) {
+    fmt::print(stderr,
+               "{}: note: config {} was never compiled here (the kernel cache {} has no entry "
+               "for it): pinned all the same; to check that it compiles: tuner warm --manifest "
+               "{} --arch {} --config '{}'\n",
+               label, config.id(), cache.dir().string(), m.path.string(), arch, config.id());
+    return std::nullopt;
+  }
+  cache_status = std::string(to_string(entry->status));
+  if (entry->status == CacheStatus::timed_out) {
+    fmt::print(stderr,
+               "{}: warning: config {} timed out compiling for {} ({}): pinned all the same, as "
+               "a timeout does not say it cannot compile; a warm with a longer compile timeout "
+               "tells\n",
+               label, config.id(), arch, entry->reason);
+    return std::nullopt;
+  }
+  if (entry->valid()) return std::nullopt;
+  const std::string status(to_string(entry->status));
+  const std::string why = entry->status == CacheStatus::over_limit
+                              ? "its compile is over the limits of " + arch
+                              : "its compile failed for " + arch;
+  if (!opt.force) {
+    fmt::print(stderr,
+               "tuner record set: error: config {} of bucket '{}' is invalid ({}): {}: {} (see "
+               "{}): pin a config that compiles, or pass --force to pin it anyway (the entry is "
+               "then marked forced)\n",
+               config.id(), opt.bucket, status, why, entry->reason,
+               cache.entry_path(key.digest).string());
+    return exit_bad_input;
+  }
+  fmt::print(stderr, "{}: warning: bucket '{}' pinned with --force to {}, although {}: {}\n", label,
+             opt.bucket, config.id(), why, entry->reason);
+  forced = RecordEntry::Forced{status, entry->reason};
+  return std::nullopt;
+}
 
 // The entry of `bucket` that pinning replaces, as JSON (null when there is none), and a note on
 // stderr when it was measured: its median, samples and runoff are dropped.
@@ -141,15 +196,22 @@ int run_record_set(const RecordSetOptions& opt) {
     record = Record(*w);
     record.context.stamp_here_and_now();
   }
+  // What the kernel cache says of the config: an invalid compile is refused unless forced.
+  const CacheKey key = keyer.key(*config, arch);
+  std::optional<RecordEntry::Forced> forced;
+  nlohmann::json cache_status = nullptr;
+  if (std::optional<int> refused =
+          check_compile(m, arch, *config, key, opt, label, forced, cache_status))
+    return *refused;
   RecordEntry entry;
   entry.bucket = bucket->name;
   entry.pruned_space_hash = w->bucket(bucket->name)->pruned_space_hash;
   entry.config = *config;
   entry.median_ms.reset();
   entry.samples = 0;
-  CacheKey key = keyer.key(*config, arch);
   entry.cache_key = L2Key{key.schema, key.digest};
   entry.source = "pinned";
+  entry.forced = forced;
   const nlohmann::json replaced = replaced_entry(record, bucket->name, label);
   record.insert(std::move(entry));
   record.save(*path);
@@ -160,6 +222,8 @@ int run_record_set(const RecordSetOptions& opt) {
                                                 {"bucket", bucket->name},
                                                 {"config", config->id()},
                                                 {"cache_key", key.schema + ":" + key.digest},
+                                                {"cache_status", cache_status},
+                                                {"forced", forced.has_value()},
                                                 {"replaced", replaced}},
                                  2));
   else
@@ -182,6 +246,9 @@ void add_record_command(CLI::App& app, Run& run) {
                   "the config id, e.g. BM=64,LAYOUT=\"row\" (strings may be unquoted)")
       ->required();
   set->add_option("--arch", opt->arch, "the architecture (default: the manifest's only one)");
+  set->add_flag("--force", opt->force,
+                "pin a config whose cached compile failed or is over the architecture's limits "
+                "(the entry is marked forced)");
   set->add_flag("--json", opt->json, "print what was pinned, and what it replaced, as JSON");
   set->callback([&run, opt] { run = [opt] { return run_record_set(*opt); }; });
 }

@@ -13,13 +13,22 @@
 // commas. One self-contained file: inline SVG and CSS, no script and nothing fetched, and the same
 // logs always give the same bytes.
 //
+// A log in its kernel's build folder (`<build>/tune/<kernel>/<arch>/<bucket>.trials.jsonl`, the
+// manifest at `<build>/tune/<kernel>/manifest.json`) also shows the record's entry of its bucket:
+// the config and where it came from (`measured`, `adopted`, `pinned`: never measured, and a pin
+// `tuner record set --force` made past an invalid compile), so a page says when the record
+// holds something else than what the log measured best.
+//
 // --json prints, instead of the `wrote` line, {"output" (null without -o: --json alone writes
 // no page), "trials", "logs": [{"log", "tuner",
 // "objective", "trials", "measured", "invalid", "best": {"id", "median_ms", "phase"} or null,
 // "runoff_winner" (or null), "prior" (the header's, or null), "prior_guided" (trials measured
 // first as the prior's best), "costs" (where the time went, as the page's summary says it:
 // {"timed_trials", "wall_s", "timed_s", "strategy_s", "compile_wait_s", "compiled", "compile_s",
-// "longest_compile_s"}, or null when no trial carries times or compile seconds), "warnings"}]}
+// "longest_compile_s"}, or null when no trial carries times or compile seconds), "record" (the
+// record's entry of the bucket: {"record", "config" (null when it has none), "source",
+// "median_ms", "samples", "origin", "forced" ({"status", "reason"} or null)}, or null where there
+// is no manifest beside the log or no record that reads), "warnings"}]}
 // (the same best as the page: runoff lines aside).
 // Exit codes: 0 written, 2 bad usage or input (no log given or found, a file that is not a
 // trial log), 3 the page cannot be written.
@@ -51,7 +60,9 @@
 #include <tuner/core/base/log_lines.hpp>
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
+#include <tuner/core/build/kernel_build.hpp>
 #include <tuner/core/record/html_plot.hpp>
+#include <tuner/core/record/record.hpp>
 #include <tuner/core/search/overhead.hpp>
 
 namespace tune::cli {
@@ -94,6 +105,7 @@ struct LogDigest {
   std::unique_ptr<TrialMarks> marks = std::make_unique<TrialMarks>();
   std::optional<TimePlot> time;
   OverheadTally overhead;
+  json record;  // the record's entry of the bucket (record_entry), or null
 
   void add(const json& t) {
     ++trials;
@@ -120,6 +132,51 @@ struct LogDigest {
   }
 };
 
+// The record's entry of the log's bucket, when the log lies in its kernel's build folder and the
+// record reads (see the top of this file); null otherwise.
+json record_entry(const std::string& log_path, const json& header) {
+  const fs::path manifest = fs::path(log_path).parent_path().parent_path() / "manifest.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(manifest, ec)) return nullptr;
+  result<Manifest> m = Manifest::load(manifest);
+  const std::string tuner = field(header, "tuner");  // <kernel>/<bucket>
+  const std::size_t slash = tuner.find('/');
+  if (!m || slash == std::string::npos || tuner.substr(0, slash) != m->kernel) return nullptr;
+  result<fs::path> path = m->record_path(field(header, "arch"));
+  if (!path || !fs::is_regular_file(*path, ec)) return nullptr;
+  result<Record> r = Record::load(*path);
+  if (!r) return nullptr;
+  json out = {{"record", display_path(*m, *path)}, {"config", nullptr}};
+  const RecordEntry* e = r->get(tuner.substr(slash + 1));
+  if (e == nullptr) return out;
+  out["config"] = e->config_id;
+  out["source"] = e->source;
+  out["median_ms"] = e->median_ms ? json(*e->median_ms) : json(nullptr);
+  out["samples"] = e->samples;
+  out["origin"] = e->origin ? json(*e->origin) : json(nullptr);
+  out["forced"] = e->forced ? json{{"status", e->forced->status}, {"reason", e->forced->reason}}
+                            : json(nullptr);
+  return out;
+}
+
+// The record's entry as the page's header says it: `records/k.json: BM=64, pinned (never
+// measured)`.
+std::string record_text(const json& r) {
+  std::string text = field(r, "record") + ": ";
+  if (r.at("config").is_null()) return text + "no entry for this bucket";
+  text += field(r, "config") + ", " + field(r, "source");
+  const std::string source = field(r, "source");
+  if (source == "pinned") text += " (never measured)";
+  if (source != "pinned" && r.at("median_ms").is_number())
+    text += fmt::format(" ({} over {} samples{})", ms(r.at("median_ms").get<double>()),
+                        field(r, "samples"),
+                        r.at("origin").is_string() ? ", " + field(r, "origin") : std::string());
+  if (r.at("forced").is_object())
+    text += fmt::format("; pinned with --force, although invalid ({}): {}",
+                        field(r.at("forced"), "status"), field(r.at("forced"), "reason"));
+  return text;
+}
+
 void section(std::ostream& page, LogDigest& log) {
   const json& h = log.header;
   const bool maximize = log.maximize;
@@ -135,6 +192,8 @@ void section(std::ostream& page, LogDigest& log) {
   }
   out += fmt::format("<tr><th>search</th><td>{}</td></tr>\n",
                      escape(h.contains("search") ? h["search"].dump() : "{\"strategy\":\"grid\"}"));
+  if (log.record.is_object())
+    out += fmt::format("<tr><th>record</th><td>{}</td></tr>\n", escape(record_text(log.record)));
   if (auto p = h.find("prior"); p != h.end() && p->is_object())
     out += fmt::format(
         "<tr><th>prior</th><td>{} ({}): {} of its configs in this space, its best {} measured "
@@ -260,6 +319,7 @@ json log_summary(const LogDigest& log) {
           {"prior", log.header.value("prior", json())},
           {"prior_guided", log.prior_guided},
           {"costs", costs(log)},
+          {"record", log.record},
           {"warnings", log.warnings}};
 }
 
@@ -323,6 +383,7 @@ int run_report(const ReportOptions& opt) {
       return exit_bad_input;
     }
     trials += log.trials;
+    log.record = record_entry(file, log.header);
     section(body.stream(), log);
     if (opt.json) summaries.push_back(log_summary(log));
   }

@@ -1,13 +1,15 @@
 // `tuner show <record.json | trials.jsonl> [--json]`: a record or a trial log as a table.
 //
 // A record: its provenance, then one row per bucket (bucket, config, median_ms, samples,
-// source, runoff outcome, cache key shortened to 12 hex digits), and why a bucket's runoff was
-// skipped (`<bucket>: no runoff: the budget is exhausted ...`). A trial log (`.jsonl`, or a
-// first line with `log_schema`): its header, one row per trial (config, state, median_ms,
-// min_ms, reps, phase, note: the reason of an invalid trial, `batched`, the runoff outcome,
-// warnings), and the best measured config (the lowest median of any phase). --json prints the
-// record, or {"header", "trials"}, as JSON. Exit codes: 0 shown, 2 a file that does not read as a
-// record or a log.
+// source (`measured`, `adopted`, `pinned`, or `pinned (forced)` for a pin `record set --force`
+// made past an invalid compile), runoff outcome, cache key shortened to 12 hex digits), why a
+// bucket's runoff was skipped (`<bucket>: no runoff: the budget is exhausted ...`) and why a
+// forced pin's config was invalid (`<bucket>: pinned with --force, although invalid (failed):
+// ...`). A trial log (`.jsonl`, or a first line with `log_schema`): its header, one row per
+// trial (config, state, median_ms, min_ms, reps, phase, note: the reason of an invalid trial,
+// `batched`, the runoff outcome, warnings), and the best measured config (the lowest median of
+// any phase). --json prints the record, or {"header", "trials"}, as JSON. Exit codes: 0 shown, 2
+// a file that does not read as a record or a log.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -124,7 +126,8 @@ int show_record(const ShowOptions& opt, const std::string& content) {
     std::string key = "-";
     if (e.cache_key) key = e.cache_key->schema + ":" + e.cache_key->digest.substr(0, 12);
     rows.push_back({e.bucket, e.config_id, e.median_ms ? ms(*e.median_ms) : "-",
-                    std::to_string(e.samples), e.source, runoff, key});
+                    std::to_string(e.samples), e.forced ? e.source + " (forced)" : e.source, runoff,
+                    key});
   }
   print_table(rows);
   // Why a bucket had no runoff (the budget left no room for one round of pairs).
@@ -132,6 +135,11 @@ int show_record(const ShowOptions& opt, const std::string& content) {
     if (e.runoff.is_object() && text(e.runoff, "outcome") == "skipped" &&
         e.runoff.contains("reason"))
       fmt::print("{}: {}\n", printable(e.bucket), printable(text(e.runoff, "reason")));
+  // Where a pin went past an invalid compile (`tuner record set --force`), and why it was invalid.
+  for (const auto& e : r->entries())
+    if (e.forced)
+      fmt::print("{}: pinned with --force, although invalid ({}): {}\n", printable(e.bucket),
+                 printable(e.forced->status), printable(e.forced->reason));
   fmt::print("{} {}\n", r->entries().size(), r->entries().size() == 1 ? "entry" : "entries");
   return exit_ok;
 }

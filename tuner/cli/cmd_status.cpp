@@ -11,6 +11,11 @@
 // fresh, the line ends with `; a prior for <n> of <m> buckets (<k> configs measured before)` when
 // its re-tune would start from earlier logs (docs/search.md "Re-tunes start from what was
 // measured"), and "prior" is {"buckets", "of", "configs"} (null for a fresh one).
+// A fresh record whose entries were not all measured here says so after its name:
+// `fresh  records/k.json (pinned, never measured)`, `(adopted, not measured here)` (the medians
+// are another machine's), or with several sources their counts, `(1 measured, 1 pinned)`; in
+// --json, "sources" maps each bucket to its entry's source (`measured`, `adopted`, `pinned`;
+// null when the record is missing or does not read).
 // Each kernel stands alone: a manifest or space that does not read is reported as that kernel's
 // line (state `error`, arch `-`, the manifest and its diagnostic) and the others are still
 // checked. Exit codes: 0 (with --check: every record fresh), 1 with --check when any is not,
@@ -74,6 +79,36 @@ Row error_row(const fs::path& manifest, const diagnostic& why, nlohmann::json& o
   return Row{kernel, "-", "error", at, ": " + shorten(first, 160)};
 }
 
+// The record's entries by source: {bucket: source}, from the fresh record or, for a stale one,
+// the file as it reads; null when there is none.
+nlohmann::json entry_sources(const Verification& v, const fs::path& record) {
+  std::optional<Record> r = v.record;
+  if (!r && v.state == RecordState::stale)
+    if (result<Record> loaded = Record::load(record)) r = std::move(*loaded);
+  if (!r) return nullptr;
+  nlohmann::json out = nlohmann::json::object();
+  for (const RecordEntry& e : r->entries())
+    out[e.bucket] = e.source;
+  return out;
+}
+
+// Where a fresh record's entries came from, when not all were measured here: `pinned, never
+// measured`, `adopted, not measured here`, or the counts (`1 measured, 1 pinned`); else empty.
+std::string sources_note(const nlohmann::json& sources) {
+  std::size_t measured = 0, adopted = 0, pinned = 0;
+  for (const auto& [bucket, source] : sources.items())
+    ++(source == "pinned" ? pinned : source == "adopted" ? adopted : measured);
+  const std::size_t n = measured + adopted + pinned;
+  if (measured == n) return "";
+  if (pinned == n) return "pinned, never measured";
+  if (adopted == n) return "adopted, not measured here";
+  std::vector<std::string> parts;
+  for (auto [count, what] : {std::pair{measured, "measured"}, std::pair{adopted, "adopted"},
+                             std::pair{pinned, "pinned"}})
+    if (count > 0) parts.push_back(fmt::format("{} {}", count, what));
+  return join(parts, ", ");
+}
+
 int run_status(const StatusOptions& opt) {
   std::vector<fs::path> manifests = find_manifests(opt);
   if (manifests.empty()) {
@@ -104,7 +139,10 @@ int run_status(const StatusOptions& opt) {
         continue;
       }
       all_fresh = all_fresh && v->ok();
+      const nlohmann::json sources = entry_sources(*v, record);
       Row row{m.kernel, arch, std::string(to_string(v->state)), display_path(m, record), {}};
+      if (const std::string note = v->ok() ? sources_note(sources) : ""; !note.empty())
+        row.record += " (" + note + ")";
       // A stale record: what changed in words when the build can tell, else the first error.
       const std::vector<std::string>& why =
           v->ok() ? v->warnings : (v->changes.empty() ? v->errors : v->changes);
@@ -133,6 +171,7 @@ int run_status(const StatusOptions& opt) {
                                 {"arch", arch},
                                 {"record", record.string()},
                                 {"state", row.state},
+                                {"sources", sources},
                                 {"errors", v->errors},
                                 {"warnings", v->warnings},
                                 {"changes", v->changes},

@@ -100,6 +100,7 @@ json Record::to_json() const {
                           : json(nullptr);
     je["source"] = e.source;
     if (e.origin) je["origin"] = *e.origin;
+    if (e.forced) je["forced"] = {{"status", e.forced->status}, {"reason", e.forced->reason}};
     je["runoff"] = e.runoff;
     if (!e.prior.is_null()) je["prior"] = e.prior;
     j["entries"].push_back(std::move(je));
@@ -319,8 +320,14 @@ Verification verify_record(Record record, const Workspace& w, const RecomputeKey
   if (!toolchain_drift)
     check_cache_keys(record.entries(), checkable, recompute_key, errors, warnings);
 
-  // 5. Drift that only shifts timings.
+  // 5. Drift that only shifts timings; and pins that `record set --force` made past an invalid
+  // compile, which the record still serves (fresh), flagged.
   warn_context_drift(record, w, warnings);
+  for (const RecordEntry& e : record.entries())
+    if (e.forced)
+      warnings.push_back("entry " + squote(e.bucket) + " config: pinned with --force to " +
+                         squote(e.config_id) + ", which is invalid (" + e.forced->status +
+                         "): " + e.forced->reason);
 
   if (errors.empty()) {
     v.state = RecordState::fresh;

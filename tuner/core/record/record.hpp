@@ -65,6 +65,14 @@ struct RecordEntry {
   /// Where an adopted median came from (`the remote store (measured on gpu-a)`, `shard 2/4`);
   /// set exactly when `source` is "adopted".
   std::optional<std::string> origin;
+  /// A pin of a config whose cached compile was invalid, made anyway with `tuner record set
+  /// --force`: the cache entry's status (`failed`, `over_limit`) and reason then. Set only when
+  /// `source` is "pinned"; verification warns about it.
+  struct Forced {
+    std::string status;
+    std::string reason;
+  };
+  std::optional<Forced> forced;
   /// The runoff's statistics (RunoffStats's JSON, tuner/core/search/runoff.hpp), null when none
   /// ran.
   nlohmann::json runoff;

@@ -119,6 +119,14 @@ struct RecordReader {
     }
     if (out.source == "adopted" && !out.origin)
       bad(where + "origin", "where the adopted median came from", origin ? *origin : json());
+    const json* forced = find(e, "forced", where, false);
+    if (forced != nullptr && !forced->is_null()) {
+      if (!forced->is_object()) bad(where + "forced", "an object or null", *forced);
+      if (out.source != "pinned")
+        bad(where + "forced", "null in an entry whose source is not 'pinned'", *forced);
+      out.forced = RecordEntry::Forced{string(*forced, "status", where + "forced."),
+                                       string(*forced, "reason", where + "forced.")};
+    }
     const json* runoff = find(e, "runoff", where, false);
     if (runoff != nullptr) out.runoff = *runoff;
     const json* prior = find(e, "prior", where, false);
