@@ -276,6 +276,37 @@ class ShardsCli(ShardProject, unittest.TestCase):
         self.assertEqual(large["source"], "measured")
         self.assertAlmostEqual(large["median_ms"], 1000 / 1024, places=4)
 
+    # -- a shard's log counts for its own slice only -----------------------------------------------
+
+    def log_of(self, k, n, bucket):
+        return self.shards / "sm_90" / f"{ENC[bucket]}.shard-{k}-of-{n}.trials.jsonl"
+
+    def reseal(self, k, n, bucket, log=None, trials=0):
+        """Makes shard k's summary agree with its (forged) log of `bucket`: the digest of `log`
+        (default its own log) and `trials` more trials."""
+        summary = self.shards / "sm_90" / f"shard-{k}-of-{n}.json"
+        s = json.loads(summary.read_text())
+        b = next(b for b in s["buckets"] if b["bucket"] == bucket)
+        log = log or self.log_of(k, n, bucket)
+        b["log"] = log.name
+        b["log_sha256"] = hashlib.sha256(log.read_bytes()).hexdigest()
+        b["result"]["trials"] += trials
+        summary.write_text(json.dumps(s))
+        return summary
+
+    def test_a_summary_naming_another_shards_log_is_refused(self):
+        # Shard 3's summary names shard 2's log of 'large' (with its digest) as its own: the
+        # merge would read that log twice and shard 3's slice [2, 7) never.
+        self.run_all(3)
+        summary = self.reseal(3, 3, "large", log=self.log_of(2, 3, "large"))
+        r = self.merge()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(f"tuner merge: {summary}: error: the \"log\" of bucket 'large' is "
+                      "'large.shard-2-of-3.trials.jsonl', and shard 3/3 logs that bucket only to "
+                      "'large.shard-3-of-3.trials.jsonl': a summary describes its own shard's "
+                      "logs; run the shard again (tuner run --shard 3/3)\n", r.stderr)
+        self.assertFalse(self.record.exists())
+
     def test_a_long_bucket_label_shards_and_merges(self):
         # Issue 35: the shard log, its lock and the merged log were named by hand, unbounded,
         # and a 240-byte label killed the shard with `File name too long`.

@@ -117,6 +117,23 @@ std::optional<std::string> split_difference(const ShardSummary& s, const Space& 
       planned.empty() ? "nothing" : join(planned, ", "));
 }
 
+// Whether every log `s` names is its own shard's log of that bucket, the one name `tuner run
+// --shard` gives it: a summary naming another shard's log would have the merge read that log
+// twice and its own slice never.
+std::optional<diagnostic> log_name_problem(const ShardSummary& s) {
+  for (const ShardBucket& b : s.buckets) {
+    const std::string own = shard_log_name(b.bucket, s.shard);
+    if (b.log == own) continue;
+    return diagnostic{
+        s.path.string(), 0, 0,
+        fmt::format("the \"log\" of bucket '{}' is '{}', and shard {} logs that bucket only "
+                    "to '{}': a summary describes its own shard's logs; run the shard again "
+                    "(tuner run --shard {})",
+                    b.bucket, printable(b.log), s.shard.str(), own, s.shard.str())};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<diagnostic> log_problem(const ShardSummary& s, const ShardBucket& b,
@@ -178,6 +195,7 @@ result<ShardSet> find_shards(const KernelBuild& build, const std::string& arch,
   for (const ShardSummary& s : *found) {
     if (auto d = difference(s, expected)) return fail("", 0, 0, *d);
     if (auto d = split_difference(s, build.space, *plan)) return fail("", 0, 0, *d);
+    if (auto d = log_name_problem(s)) return fail(*d);
     if (!s.device) continue;
     if (device && *device != *s.device)
       return fail("", 0, 0,
@@ -230,7 +248,8 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
             fmt::format("shard {}: {}", s.shard.str(), *b.result.incumbent_failure);
         return totals;
       }
-      const fs::path path = s.path.parent_path() / b.log;
+      // The shard's own log of the bucket (find_shards refuses a summary naming another).
+      const fs::path path = s.path.parent_path() / shard_log_name(b.bucket, s.shard);
       std::error_code ec;
       if (!fs::exists(path, ec))
         return fail(path.string(), 0, 0,

@@ -51,9 +51,9 @@ ShardExpectation expect_shards(const KernelBuild& build);
 /// Finds the summaries of `build`'s kernel on `arch` under `dirs` (searched recursively: CI
 /// artifacts land in one folder each) and checks them: a diagnostic for summaries of different
 /// shard counts, a shard found twice, one split another way (the space changed), one of another
-/// space, source, toolchain, bench settings or device kind (each naming the difference), or
-/// none at all. Shards not found are listed in `missing`, those whose lock is held also in
-/// `running`.
+/// space, source, toolchain, bench settings or device kind (each naming the difference), one
+/// whose `log` of a bucket is not its own shard's log (shard_log_name), or none at all. Shards not
+/// found are listed in `missing`, those whose lock is held also in `running`.
 result<ShardSet> find_shards(const KernelBuild& build, const std::string& arch,
                              const ShardExpectation& expected,
                              const std::vector<std::filesystem::path>& dirs);
