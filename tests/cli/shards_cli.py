@@ -206,6 +206,8 @@ class ShardsCli(ShardProject, unittest.TestCase):
         r = self.merge()
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("tuner merge: saxpy sm_90: 3 of 3 shards\n", r.stderr)
+        # Honest shards: every trial is of its own slice or an incumbent.
+        self.assertNotIn("outside its slice", r.stderr)
         # The finalists, adopted from the shards, are measured here once (issue 35), then their
         # runoff runs on one device, per bucket; nothing else is measured again.
         self.assertEqual(self.side_lines("measure "),
@@ -293,6 +295,28 @@ class ShardsCli(ShardProject, unittest.TestCase):
         b["result"]["trials"] += trials
         summary.write_text(json.dumps(s))
         return summary
+
+    def test_a_shard_cannot_override_another_shards_trial(self):
+        # Shard 2 of 3 measures 'n<=4096' [5, 7) (BLOCK=32 and 2048) and the incumbent BLOCK=64.
+        # Its log gets a copy of shard 1's trial of the best config, BLOCK=1024, made slow.
+        self.run_all(3)
+        ours = self.log_of(2, 3, "n<=4096")
+        theirs = [json.loads(l) for l in self.log_of(1, 3, "n<=4096").read_text().splitlines()]
+        forged = next(t for t in theirs[1:] if t["config_id"] == block(1024))
+        forged["median_ms"] = forged["min_ms"] = 50.0
+        ours.write_text(ours.read_text() + json.dumps(forged) + "\n")
+        self.reseal(2, 3, "n<=4096", trials=1)
+        r = self.merge()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"n<=4096: warning: shard 2/3's log '{ours}' has trials of 1 config "
+                      f"outside its slice (first {block(1024)}): dropped", r.stderr)
+        self.assertNotIn("50.0000 ms", r.stderr)
+        # The true best wins, on the time of the shard whose slice it is.
+        self.assertEqual(self.winners(), {"n<=4096": block(1024), "large": block(1024)})
+        merged = (self.logdir / "sm_90" / "n%3C%3D4096.merged.trials.jsonl").read_text()
+        from_two = [json.loads(l)["config_id"] for l in merged.splitlines()[1:]
+                    if json.loads(l).get("shard") == "2/3"]
+        self.assertEqual(sorted(from_two), sorted([block(64), block(32), block(2048)]))
 
     def test_a_summary_naming_another_shards_log_is_refused(self):
         # Shard 3's summary names shard 2's log of 'large' (with its digest) as its own: the

@@ -223,6 +223,22 @@ result<ShardSet> find_shards(const KernelBuild& build, const std::string& arch,
   return set;
 }
 
+namespace {
+
+// The config ids of shard `shard`'s slice of bucket `bucket` (an index into the space's
+// buckets), as the plan gives it; empty when the plan gives that shard none of the bucket.
+std::vector<std::string> slice_ids(const ShardPlan& plan, const ShardSpec& shard,
+                                   std::size_t bucket, const std::vector<Config>& configs) {
+  std::vector<std::string> out;
+  for (const ShardSlice& sl : plan.shards.at(static_cast<std::size_t>(shard.index - 1)))
+    if (sl.bucket == bucket)
+      for (std::size_t i = sl.first; i < sl.end && i < configs.size(); ++i)
+        out.push_back(configs[i].id());
+  return out;
+}
+
+}  // namespace
+
 result<BucketResult> merge_bucket(const BucketMerge& job) {
   const Space& space = job.build.space;
   const LogHeader header = bucket_log_header(job.build, job.bucket, job.arch);
@@ -233,6 +249,20 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
   std::map<std::string, std::string> key_of;
   for (const Config& c : *configs)
     key_of.emplace(c.id(), keyer.key(c, job.arch).digest);
+  // Each shard's slice, recomputed here: a shard's log counts for its own slice only.
+  result<ShardPlan> plan = plan_space(space, job.shards.count);
+  if (!plan) return fail(plan.error());
+  std::size_t bucket_index = 0;
+  while (bucket_index < space.buckets().size() &&
+         space.buckets()[bucket_index].name != job.bucket.name)
+    ++bucket_index;
+  // Every slice measures the incumbents, so every shard's trials of them count.
+  std::set<std::string> incumbents;
+  for (const Config& c : bucket_incumbents(job.build, job.bucket, job.arch))
+    incumbents.insert(c.id());
+  auto warn = [&](const std::string& w) {
+    if (job.say) job.say(job.bucket.name + ": warning: " + w);
+  };
 
   BucketResult totals;
   totals.kernel = job.build.manifest.kernel;
@@ -259,12 +289,20 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
       if (!log) return fail(log.error());
       for (const std::string& w : log->warnings())
         if (job.say) job.say(job.bucket.name + ": " + w);
+      const std::vector<std::string> slice = slice_ids(*plan, s.shard, bucket_index, *configs);
+      const std::set<std::string> in_slice(slice.begin(), slice.end());
+      std::vector<std::string> outside;  // configs of trials outside the slice
       for (const Trial& t : log->trials()) {
         if (t.phase == Phase::runoff) continue;
         auto key = key_of.find(t.id());
         if (key == key_of.end())
           return fail(path.string(), 0, 0,
                       fmt::format("config {} is not in the bucket's space", t.id()));
+        if (!in_slice.contains(t.id()) && !incumbents.contains(t.id())) {
+          if (std::find(outside.begin(), outside.end(), t.id()) == outside.end())
+            outside.push_back(t.id());
+          continue;
+        }
         if (t.is_measured() && t.cache_key && *t.cache_key != key->second)
           return fail(path.string(), 0, 0,
                       fmt::format("{} was measured with cache key '{}' and this build compiles "
@@ -275,6 +313,13 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
         // Another process's measurement: the merge checks the finalists among them here.
         if (!trials.back().shard) trials.back().shard = s.shard.str();
       }
+      if (!outside.empty())
+        warn(
+            fmt::format("shard {}'s log '{}' has trials of {} config{} outside its slice "
+                        "(first {}): dropped, since a shard measures only its slice and the "
+                        "incumbents",
+                        s.shard.str(), path.string(), outside.size(),
+                        outside.size() == 1 ? "" : "s", outside.front()));
       totals.trials += b.result.trials;
       totals.invalid += b.result.invalid;
       totals.budget_exhausted = totals.budget_exhausted || b.result.budget_exhausted;

@@ -83,8 +83,10 @@ struct BucketMerge {
 
 /// Combines the shards' logs of the bucket into `merged_log` (each log checked against its
 /// summary's digest (log_problem) and the bucket's header, naming every differing field; a log
-/// still locked is refused naming its holder), each trial marked with its shard, then runs the
-/// search over the measured trials: the finalists, adopted from the shards, are measured here
+/// still locked is refused naming its holder), each trial marked with its shard. A shard's log
+/// counts for its own slice, recomputed from the plan, and the incumbents: a trial of another
+/// config is dropped with a warning. Then runs the search over the measured trials: the
+/// finalists, adopted from the shards, are measured here
 /// (docs/search.md "Adopted trials are checked here"), and the runoff of the two best runs on
 /// one device. The result counts every shard's trials. A diagnostic
 /// for a refused log, a missing log, a trial whose cache key differs from this build's, or a
