@@ -206,8 +206,9 @@ class ShardsCli(ShardProject, unittest.TestCase):
         r = self.merge()
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("tuner merge: saxpy sm_90: 3 of 3 shards\n", r.stderr)
-        # Honest shards: every trial is of its own slice or an incumbent.
+        # Honest shards: every trial is of its own slice or an incumbent, and no slice lacks one.
         self.assertNotIn("outside its slice", r.stderr)
+        self.assertNotIn("slice lacks", r.stderr)
         # The finalists, adopted from the shards, are measured here once (issue 35), then their
         # runoff runs on one device, per bucket; nothing else is measured again.
         self.assertEqual(self.side_lines("measure "),
@@ -317,6 +318,40 @@ class ShardsCli(ShardProject, unittest.TestCase):
         from_two = [json.loads(l)["config_id"] for l in merged.splitlines()[1:]
                     if json.loads(l).get("shard") == "2/3"]
         self.assertEqual(sorted(from_two), sorted([block(64), block(32), block(2048)]))
+
+    def test_a_slice_config_missing_from_its_log_is_measured_by_the_merge(self):
+        # Shard 1's log of 'n<=4096' loses its trial of the best config, BLOCK=1024, and its
+        # summary is made to agree: no shard measured it, so the merge does.
+        self.run_all(3)
+        log = self.log_of(1, 3, "n<=4096")
+        lines = log.read_text().splitlines()
+        log.write_text("\n".join(l for l in lines if block(1024) not in l) + "\n")
+        summary = self.reseal(1, 3, "n<=4096", trials=-1)
+        self.side.unlink()
+        r = self.merge()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"n<=4096: note: shard 1/3's slice lacks 1 config ({block(1024)}): "
+                      "measured here", r.stderr)
+        # Measured in the search here, then the adopted finalist BLOCK=512 checked, per bucket.
+        self.assertEqual(self.side_lines("measure "),
+                         [f"measure {block(1024)}", f"measure {block(512)}"] * 2)
+        self.assertEqual(self.winners(), {"n<=4096": block(1024), "large": block(1024)})
+        result = json.loads((self.logdir / "sm_90" / "n%3C%3D4096.result.json").read_text())
+        self.assertEqual(result["trials"], 8)  # 7 from the shards, 1 measured here
+
+        # A shard whose budget ran out measured part of its slice, as it may: nothing of it is
+        # measured here (the record goes, or its winner BLOCK=1024 would be an incumbent).
+        s = json.loads(summary.read_text())
+        s["buckets"][0]["result"]["budget_exhausted"] = True
+        summary.write_text(json.dumps(s))
+        self.record.unlink()
+        self.side.unlink()
+        r = self.merge()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("slice lacks", r.stderr)
+        self.assertEqual(self.side_lines("measure "),
+                         [f"measure {block(b)}" for b in (512, 256, 1024, 512)])
+        self.assertEqual(self.winners(), {"n<=4096": block(512), "large": block(1024)})
 
     def test_a_summary_naming_another_shards_log_is_refused(self):
         # Shard 3's summary names shard 2's log of 'large' (with its digest) as its own: the

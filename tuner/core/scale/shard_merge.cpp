@@ -225,6 +225,13 @@ result<ShardSet> find_shards(const KernelBuild& build, const std::string& arch,
 
 namespace {
 
+// `BLOCK=3072, BLOCK=4096, ...`: the first few of `ids`, for a line people read.
+std::string some_configs(const std::vector<std::string>& ids) {
+  constexpr std::size_t shown = 3;
+  std::vector<std::string> head(ids.begin(), ids.begin() + std::min(ids.size(), shown));
+  return join(head, ", ") + (ids.size() > shown ? ", ..." : "");
+}
+
 // The config ids of shard `shard`'s slice of bucket `bucket` (an index into the space's
 // buckets), as the plan gives it; empty when the plan gives that shard none of the bucket.
 std::vector<std::string> slice_ids(const ShardPlan& plan, const ShardSpec& shard,
@@ -260,6 +267,9 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
   std::set<std::string> incumbents;
   for (const Config& c : bucket_incumbents(job.build, job.bucket, job.arch))
     incumbents.insert(c.id());
+  // A search that stops on its own (max_evals, patience) leaves configs of a slice unmeasured
+  // by design; one without those stop rules measures every config of it.
+  const bool whole_slices = !space.search().max_evals && !space.search().patience;
   auto warn = [&](const std::string& w) {
     if (job.say) job.say(job.bucket.name + ": warning: " + w);
   };
@@ -270,6 +280,7 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
   totals.arch = job.arch;
   totals.pruned_space_hash = header.space_hash;
   std::vector<Trial> trials;
+  std::vector<std::string> lacking;  // configs of slices that no shard's log has: measured here
   for (const ShardSummary& s : job.shards.complete) {
     for (const ShardBucket& b : s.buckets) {
       if (b.bucket != job.bucket.name) continue;
@@ -291,6 +302,7 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
         if (job.say) job.say(job.bucket.name + ": " + w);
       const std::vector<std::string> slice = slice_ids(*plan, s.shard, bucket_index, *configs);
       const std::set<std::string> in_slice(slice.begin(), slice.end());
+      std::set<std::string> logged;      // configs with a trial, valid or invalid
       std::vector<std::string> outside;  // configs of trials outside the slice
       for (const Trial& t : log->trials()) {
         if (t.phase == Phase::runoff) continue;
@@ -309,6 +321,7 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
                                   "it as '{}': the shards built the kernel differently (flags, "
                                   "include paths or headers)",
                                   t.id(), *t.cache_key, key->second));
+        logged.insert(t.id());
         trials.push_back(t);
         // Another process's measurement: the merge checks the finalists among them here.
         if (!trials.back().shard) trials.back().shard = s.shard.str();
@@ -320,6 +333,22 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
                         "incumbents",
                         s.shard.str(), path.string(), outside.size(),
                         outside.size() == 1 ? "" : "s", outside.front()));
+      // A config of the slice its log does not have: the shard never measured it (or its log
+      // was cut), so it is measured here, unless the shard's search stopped early as it may.
+      if (whole_slices && !b.result.budget_exhausted) {
+        std::vector<std::string> missing;
+        for (const std::string& id : slice)
+          if (!logged.contains(id) && !incumbents.contains(id)) missing.push_back(id);
+        if (!missing.empty()) {
+          if (job.say)
+            job.say(
+                fmt::format("{}: note: shard {}'s slice lacks {} config{} ({}): measured "
+                            "here",
+                            job.bucket.name, s.shard.str(), missing.size(),
+                            missing.size() == 1 ? "" : "s", some_configs(missing)));
+          lacking.insert(lacking.end(), missing.begin(), missing.end());
+        }
+      }
       totals.trials += b.result.trials;
       totals.invalid += b.result.invalid;
       totals.budget_exhausted = totals.budget_exhausted || b.result.budget_exhausted;
@@ -335,17 +364,33 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
   }
   // Written whole, so that an interrupted merge leaves a log that is either the old or the new.
   write_file_atomic(job.merged_log, text, "merge-log");
-  if (measured.empty()) return totals;  // nothing valid in any slice: no winner
+  if (measured.empty() && lacking.empty()) return totals;  // nothing valid in any slice
 
   BucketTune tune{job.build,    job.bucket,    job.arch,   job.merged_log,
                   std::nullopt, job.timeout_s, job.launch, job.say};
-  tune.only = measured;  // nothing is measured again: the merged log holds every trial
+  // Nothing is measured again (the merged log holds every shard's trials) but the configs no
+  // shard's log has.
+  measured.insert(measured.end(), lacking.begin(), lacking.end());
+  tune.only = measured;
   tune.runoff = true;
   result<BucketResult> r = tune_bucket(tune);
   if (!r) return fail(r.error());
-  r->trials = totals.trials;
+  // The configs measured here count with the shards' trials.
+  std::size_t here = 0, here_invalid = 0;
+  if (!lacking.empty()) {
+    const std::set<std::string> wanted(lacking.begin(), lacking.end());
+    std::set<std::string> seen;
+    if (result<LogContents> merged = read_log(job.merged_log))
+      for (const Trial& t : merged->trials)
+        if (t.phase != Phase::runoff && !t.adopted() && !t.checks && wanted.contains(t.id()) &&
+            seen.insert(t.id()).second) {
+          ++here;
+          here_invalid += t.is_measured() ? 0 : 1;
+        }
+  }
+  r->trials = totals.trials + here;
   r->resumed = totals.trials;
-  r->invalid = totals.invalid;
+  r->invalid = totals.invalid + here_invalid;
   r->budget_exhausted = totals.budget_exhausted;
   if (r->device && totals.device && *r->device != *totals.device)
     return fail("", 0, 0,
