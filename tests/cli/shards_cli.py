@@ -209,6 +209,7 @@ class ShardsCli(ShardProject, unittest.TestCase):
         # Honest shards: every trial is of its own slice or an incumbent, and no slice lacks one.
         self.assertNotIn("outside its slice", r.stderr)
         self.assertNotIn("slice lacks", r.stderr)
+        self.assertNotIn(" in shard 1/3 and ", r.stderr)
         # The finalists, adopted from the shards, are measured here once (issue 35), then their
         # runoff runs on one device, per bucket; nothing else is measured again.
         self.assertEqual(self.side_lines("measure "),
@@ -365,6 +366,29 @@ class ShardsCli(ShardProject, unittest.TestCase):
                       "'large.shard-3-of-3.trials.jsonl': a summary describes its own shard's "
                       "logs; run the shard again (tuner run --shard 3/3)\n", r.stderr)
         self.assertFalse(self.record.exists())
+
+    def test_shards_that_disagree_on_an_incumbent_are_warned_of(self):
+        # Both shards of 'n<=4096' measure the incumbent BLOCK=64 (15.625 ms); shard 2's log
+        # says 1 ms.
+        self.run_all(3)
+        log = self.log_of(2, 3, "n<=4096")
+        lines = log.read_text().splitlines()
+        for i, line in enumerate(lines[1:], 1):
+            t = json.loads(line)
+            if t["config_id"] == block(64):
+                t["median_ms"] = t["min_ms"] = 1.0
+                lines[i] = json.dumps(t)
+        log.write_text("\n".join(lines) + "\n")
+        self.reseal(2, 3, "n<=4096")
+        r = self.merge()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr.count(" in shard 1/3 and "), 1, r.stderr)
+        self.assertIn(f"n<=4096: warning: {block(64)} measured 15.62 ms in shard 1/3 and 1 ms in "
+                      "shard 2/3 (more than 3% apart): both are kept as hints, and the finalists "
+                      "are measured here", r.stderr)
+        # The fast one became a finalist, was measured here and discarded.
+        self.assertIn(f"{block(64)} measured 15.62 ms here, and shard 2/3 said 1 ms", r.stderr)
+        self.assertEqual(self.winners(), {"n<=4096": block(1024), "large": block(1024)})
 
     def test_a_long_bucket_label_shards_and_merges(self):
         # Issue 35: the shard log, its lock and the merged log were named by hand, unbounded,

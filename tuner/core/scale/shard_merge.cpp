@@ -1,6 +1,7 @@
 #include <tuner/core/scale/shard_merge.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <regex>
 #include <set>
@@ -15,6 +16,7 @@
 #include <tuner/core/build/cache_key.hpp>
 #include <tuner/core/build/toolchain.hpp>
 #include <tuner/core/search/file_lock.hpp>
+#include <tuner/core/search/runoff.hpp>
 #include <tuner/core/tune/kernel_tune.hpp>
 
 namespace tune {
@@ -270,6 +272,7 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
   // A search that stops on its own (max_evals, patience) leaves configs of a slice unmeasured
   // by design; one without those stop rules measures every config of it.
   const bool whole_slices = !space.search().max_evals && !space.search().patience;
+  const double agreement_pct = RunoffPolicy{}.agreement_pct;  // as the runoff's checks
   auto warn = [&](const std::string& w) {
     if (job.say) job.say(job.bucket.name + ": warning: " + w);
   };
@@ -281,6 +284,8 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
   totals.pruned_space_hash = header.space_hash;
   std::vector<Trial> trials;
   std::vector<std::string> lacking;  // configs of slices that no shard's log has: measured here
+  // The first shard's median of each config measured valid, to compare the others' with.
+  std::map<std::string, std::pair<std::string, double>> first_median;
   for (const ShardSummary& s : job.shards.complete) {
     for (const ShardBucket& b : s.buckets) {
       if (b.bucket != job.bucket.name) continue;
@@ -302,8 +307,9 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
         if (job.say) job.say(job.bucket.name + ": " + w);
       const std::vector<std::string> slice = slice_ids(*plan, s.shard, bucket_index, *configs);
       const std::set<std::string> in_slice(slice.begin(), slice.end());
-      std::set<std::string> logged;      // configs with a trial, valid or invalid
-      std::vector<std::string> outside;  // configs of trials outside the slice
+      std::set<std::string> logged;             // configs with a trial, valid or invalid
+      std::map<std::string, double> median_of;  // the last valid median of each config
+      std::vector<std::string> outside;         // configs of trials outside the slice
       for (const Trial& t : log->trials()) {
         if (t.phase == Phase::runoff) continue;
         auto key = key_of.find(t.id());
@@ -322,6 +328,7 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
                                   "include paths or headers)",
                                   t.id(), *t.cache_key, key->second));
         logged.insert(t.id());
+        if (const auto* m = t.state.measured()) median_of[t.id()] = m->median_ms;
         trials.push_back(t);
         // Another process's measurement: the merge checks the finalists among them here.
         if (!trials.back().shard) trials.back().shard = s.shard.str();
@@ -333,6 +340,19 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
                         "incumbents",
                         s.shard.str(), path.string(), outside.size(),
                         outside.size() == 1 ? "" : "s", outside.front()));
+      // The incumbents, measured by every slice: two shards' medians far apart say one of them
+      // measured badly (or lied). Both stay hints; the finalists are measured here anyway.
+      for (const auto& [id, ms] : median_of) {
+        auto [it, fresh] = first_median.emplace(id, std::pair{s.shard.str(), ms});
+        if (fresh) continue;
+        const auto& [other, other_ms] = it->second;
+        if (other_ms > 0 && std::fabs(ms / other_ms - 1) * 100 > agreement_pct)
+          warn(
+              fmt::format("{} measured {:.4g} ms in shard {} and {:.4g} ms in shard {} (more "
+                          "than {:g}% apart): both are kept as hints, and the finalists are "
+                          "measured here",
+                          id, other_ms, other, ms, s.shard.str(), agreement_pct));
+      }
       // A config of the slice its log does not have: the shard never measured it (or its log
       // was cut), so it is measured here, unless the shard's search stopped early as it may.
       if (whole_slices && !b.result.budget_exhausted) {

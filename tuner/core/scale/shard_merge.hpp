@@ -85,13 +85,14 @@ struct BucketMerge {
 /// summary's digest (log_problem) and the bucket's header, naming every differing field; a log
 /// still locked is refused naming its holder), each trial marked with its shard. A shard's log
 /// counts for its own slice, recomputed from the plan, and the incumbents: a trial of another
-/// config is dropped with a warning. Then runs the search over the measured trials and over
-/// the configs of a slice that its shard's log lacks (measured here, with a note, unless the
-/// shard's budget ran out or the space's search may stop early): the finalists, adopted from the
-/// shards, are measured here (docs/search.md "Adopted trials are checked here"), and the runoff of
-/// the two best runs on one device. The result counts every shard's trials. A diagnostic for a
-/// refused log, a missing log, a trial whose cache key differs from this build's, or a slice whose
-/// incumbent failed; throws as tune_bucket does.
+/// config is dropped with a warning; two shards' medians of one incumbent that disagree are warned
+/// of. Then runs the search over the measured trials and over the configs of a slice that its
+/// shard's log lacks (measured here, with a note, unless the shard's budget ran out or the space's
+/// search may stop early): the finalists, adopted from the shards, are measured here
+/// (docs/search.md "Adopted trials are checked here"), and the runoff of the two best runs on one
+/// device. The result counts every shard's trials. A diagnostic for a refused log, a missing log, a
+/// trial whose cache key differs from this build's, or a slice whose incumbent failed; throws as
+/// tune_bucket does.
 result<BucketResult> merge_bucket(const BucketMerge& job);
 
 /// Starts one worker, reads its hello (the device it measures on) and stops it: how a tune over
