@@ -206,6 +206,10 @@ class ShardsCli(ShardProject, unittest.TestCase):
         r = self.merge()
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("tuner merge: saxpy sm_90: 3 of 3 shards\n", r.stderr)
+        # Honest shards: every trial is of its own slice or an incumbent, and no slice lacks one.
+        self.assertNotIn("outside its slice", r.stderr)
+        self.assertNotIn("slice lacks", r.stderr)
+        self.assertNotIn(" in shard 1/3 and ", r.stderr)
         # The finalists, adopted from the shards, are measured here once (issue 35), then their
         # runoff runs on one device, per bucket; nothing else is measured again.
         self.assertEqual(self.side_lines("measure "),
@@ -275,6 +279,116 @@ class ShardsCli(ShardProject, unittest.TestCase):
         large = next(e for e in record["entries"] if e["bucket"] == "large")
         self.assertEqual(large["source"], "measured")
         self.assertAlmostEqual(large["median_ms"], 1000 / 1024, places=4)
+
+    # -- a shard's log counts for its own slice only -----------------------------------------------
+
+    def log_of(self, k, n, bucket):
+        return self.shards / "sm_90" / f"{ENC[bucket]}.shard-{k}-of-{n}.trials.jsonl"
+
+    def reseal(self, k, n, bucket, log=None, trials=0):
+        """Makes shard k's summary agree with its (forged) log of `bucket`: the digest of `log`
+        (default its own log) and `trials` more trials."""
+        summary = self.shards / "sm_90" / f"shard-{k}-of-{n}.json"
+        s = json.loads(summary.read_text())
+        b = next(b for b in s["buckets"] if b["bucket"] == bucket)
+        log = log or self.log_of(k, n, bucket)
+        b["log"] = log.name
+        b["log_sha256"] = hashlib.sha256(log.read_bytes()).hexdigest()
+        b["result"]["trials"] += trials
+        summary.write_text(json.dumps(s))
+        return summary
+
+    def test_a_shard_cannot_override_another_shards_trial(self):
+        # Shard 2 of 3 measures 'n<=4096' [5, 7) (BLOCK=32 and 2048) and the incumbent BLOCK=64.
+        # Its log gets a copy of shard 1's trial of the best config, BLOCK=1024, made slow.
+        self.run_all(3)
+        ours = self.log_of(2, 3, "n<=4096")
+        theirs = [json.loads(l) for l in self.log_of(1, 3, "n<=4096").read_text().splitlines()]
+        forged = next(t for t in theirs[1:] if t["config_id"] == block(1024))
+        forged["median_ms"] = forged["min_ms"] = 50.0
+        ours.write_text(ours.read_text() + json.dumps(forged) + "\n")
+        self.reseal(2, 3, "n<=4096", trials=1)
+        r = self.merge()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"n<=4096: warning: shard 2/3's log '{ours}' has trials of 1 config "
+                      f"outside its slice (first {block(1024)}): dropped", r.stderr)
+        self.assertNotIn("50.0000 ms", r.stderr)
+        # The true best wins, on the time of the shard whose slice it is.
+        self.assertEqual(self.winners(), {"n<=4096": block(1024), "large": block(1024)})
+        merged = (self.logdir / "sm_90" / "n%3C%3D4096.merged.trials.jsonl").read_text()
+        from_two = [json.loads(l)["config_id"] for l in merged.splitlines()[1:]
+                    if json.loads(l).get("shard") == "2/3"]
+        self.assertEqual(sorted(from_two), sorted([block(64), block(32), block(2048)]))
+
+    def test_a_slice_config_missing_from_its_log_is_measured_by_the_merge(self):
+        # Shard 1's log of 'n<=4096' loses its trial of the best config, BLOCK=1024, and its
+        # summary is made to agree: no shard measured it, so the merge does.
+        self.run_all(3)
+        log = self.log_of(1, 3, "n<=4096")
+        lines = log.read_text().splitlines()
+        log.write_text("\n".join(l for l in lines if block(1024) not in l) + "\n")
+        summary = self.reseal(1, 3, "n<=4096", trials=-1)
+        self.side.unlink()
+        r = self.merge()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"n<=4096: note: shard 1/3's slice lacks 1 config ({block(1024)}): "
+                      "measured here", r.stderr)
+        # Measured in the search here, then the adopted finalist BLOCK=512 checked, per bucket.
+        self.assertEqual(self.side_lines("measure "),
+                         [f"measure {block(1024)}", f"measure {block(512)}"] * 2)
+        self.assertEqual(self.winners(), {"n<=4096": block(1024), "large": block(1024)})
+        result = json.loads((self.logdir / "sm_90" / "n%3C%3D4096.result.json").read_text())
+        self.assertEqual(result["trials"], 8)  # 7 from the shards, 1 measured here
+
+        # A shard whose budget ran out measured part of its slice, as it may: nothing of it is
+        # measured here (the record goes, or its winner BLOCK=1024 would be an incumbent).
+        s = json.loads(summary.read_text())
+        s["buckets"][0]["result"]["budget_exhausted"] = True
+        summary.write_text(json.dumps(s))
+        self.record.unlink()
+        self.side.unlink()
+        r = self.merge()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("slice lacks", r.stderr)
+        self.assertEqual(self.side_lines("measure "),
+                         [f"measure {block(b)}" for b in (512, 256, 1024, 512)])
+        self.assertEqual(self.winners(), {"n<=4096": block(512), "large": block(1024)})
+
+    def test_a_summary_naming_another_shards_log_is_refused(self):
+        # Shard 3's summary names shard 2's log of 'large' (with its digest) as its own: the
+        # merge would read that log twice and shard 3's slice [2, 7) never.
+        self.run_all(3)
+        summary = self.reseal(3, 3, "large", log=self.log_of(2, 3, "large"))
+        r = self.merge()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(f"tuner merge: {summary}: error: the \"log\" of bucket 'large' is "
+                      "'large.shard-2-of-3.trials.jsonl', and shard 3/3 logs that bucket only to "
+                      "'large.shard-3-of-3.trials.jsonl': a summary describes its own shard's "
+                      "logs; run the shard again (tuner run --shard 3/3)\n", r.stderr)
+        self.assertFalse(self.record.exists())
+
+    def test_shards_that_disagree_on_an_incumbent_are_warned_of(self):
+        # Both shards of 'n<=4096' measure the incumbent BLOCK=64 (15.625 ms); shard 2's log
+        # says 1 ms.
+        self.run_all(3)
+        log = self.log_of(2, 3, "n<=4096")
+        lines = log.read_text().splitlines()
+        for i, line in enumerate(lines[1:], 1):
+            t = json.loads(line)
+            if t["config_id"] == block(64):
+                t["median_ms"] = t["min_ms"] = 1.0
+                lines[i] = json.dumps(t)
+        log.write_text("\n".join(lines) + "\n")
+        self.reseal(2, 3, "n<=4096")
+        r = self.merge()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr.count(" in shard 1/3 and "), 1, r.stderr)
+        self.assertIn(f"n<=4096: warning: {block(64)} measured 15.62 ms in shard 1/3 and 1 ms in "
+                      "shard 2/3 (more than 3% apart): both are kept as hints, and the finalists "
+                      "are measured here", r.stderr)
+        # The fast one became a finalist, was measured here and discarded.
+        self.assertIn(f"{block(64)} measured 15.62 ms here, and shard 2/3 said 1 ms", r.stderr)
+        self.assertEqual(self.winners(), {"n<=4096": block(1024), "large": block(1024)})
 
     def test_a_long_bucket_label_shards_and_merges(self):
         # Issue 35: the shard log, its lock and the merged log were named by hand, unbounded,

@@ -107,6 +107,7 @@ TEST(ShardTest, NamesItsFiles) {
             std::filesystem::path("out/sm_90/shard-2-of-4.json"));
   EXPECT_EQ(shard_log_path("out", "sm_90", "n<=4096", {2, 4}),
             std::filesystem::path("out/sm_90/n%3C%3D4096.shard-2-of-4.trials.jsonl"));
+  EXPECT_EQ(shard_log_name("n<=4096", {2, 4}), "n%3C%3D4096.shard-2-of-4.trials.jsonl");
 }
 
 TEST(ShardTest, SummaryRoundTrips) {

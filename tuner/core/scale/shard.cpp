@@ -105,9 +105,13 @@ fs::path shard_summary_path(const fs::path& dir, const std::string& arch, const 
   return dir / arch / (shard_stem(shard) + ".json");
 }
 
+std::string shard_log_name(const std::string& bucket, const ShardSpec& shard) {
+  return bucket_file_name(bucket, "." + shard_stem(shard) + ".trials.jsonl");
+}
+
 fs::path shard_log_path(const fs::path& dir, const std::string& arch, const std::string& bucket,
                         const ShardSpec& shard) {
-  return dir / arch / bucket_file_name(bucket, "." + shard_stem(shard) + ".trials.jsonl");
+  return dir / arch / shard_log_name(bucket, shard);
 }
 
 json bench_json(const BenchSettings& b) {

@@ -71,6 +71,9 @@ std::string shard_stem(const ShardSpec& shard);
 /// `<dir>/<arch>/shard-2-of-4.json`.
 std::filesystem::path shard_summary_path(const std::filesystem::path& dir, const std::string& arch,
                                          const ShardSpec& shard);
+/// `<encoded bucket>.shard-2-of-4.trials.jsonl`: the file name of shard 2/4's log of `bucket`,
+/// the one name its summary may give that log (the merge refuses any other).
+std::string shard_log_name(const std::string& bucket, const ShardSpec& shard);
 /// `<dir>/<arch>/<encoded bucket>.shard-2-of-4.trials.jsonl`.
 std::filesystem::path shard_log_path(const std::filesystem::path& dir, const std::string& arch,
                                      const std::string& bucket, const ShardSpec& shard);

@@ -1,6 +1,7 @@
 #include <tuner/core/scale/shard_merge.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <regex>
 #include <set>
@@ -15,6 +16,7 @@
 #include <tuner/core/build/cache_key.hpp>
 #include <tuner/core/build/toolchain.hpp>
 #include <tuner/core/search/file_lock.hpp>
+#include <tuner/core/search/runoff.hpp>
 #include <tuner/core/tune/kernel_tune.hpp>
 
 namespace tune {
@@ -106,6 +108,23 @@ std::optional<std::string> split_difference(const ShardSummary& s, const Space& 
       planned.empty() ? "nothing" : join(planned, ", "));
 }
 
+// Whether every log `s` names is its own shard's log of that bucket, the one name `tuner run
+// --shard` gives it: a summary naming another shard's log would have the merge read that log
+// twice and its own slice never.
+std::optional<diagnostic> log_name_problem(const ShardSummary& s) {
+  for (const ShardBucket& b : s.buckets) {
+    const std::string own = shard_log_name(b.bucket, s.shard);
+    if (b.log == own) continue;
+    return diagnostic{
+        s.path.string(), 0, 0,
+        fmt::format("the \"log\" of bucket '{}' is '{}', and shard {} logs that bucket only "
+                    "to '{}': a summary describes its own shard's logs; run the shard again "
+                    "(tuner run --shard {})",
+                    b.bucket, printable(b.log), s.shard.str(), own, s.shard.str())};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<diagnostic> log_problem(const ShardSummary& s, const ShardBucket& b,
@@ -167,6 +186,7 @@ result<ShardSet> find_shards(const KernelBuild& build, const std::string& arch,
   for (const ShardSummary& s : *found) {
     if (auto d = difference(s, expected)) return fail("", 0, 0, *d);
     if (auto d = split_difference(s, build.space, *plan)) return fail("", 0, 0, *d);
+    if (auto d = log_name_problem(s)) return fail(*d);
     if (!s.device) continue;
     if (device && *device != *s.device)
       return fail("", 0, 0,
@@ -194,6 +214,29 @@ result<ShardSet> find_shards(const KernelBuild& build, const std::string& arch,
   return set;
 }
 
+namespace {
+
+// `BLOCK=3072, BLOCK=4096, ...`: the first few of `ids`, for a line people read.
+std::string some_configs(const std::vector<std::string>& ids) {
+  constexpr std::size_t shown = 3;
+  std::vector<std::string> head(ids.begin(), ids.begin() + std::min(ids.size(), shown));
+  return join(head, ", ") + (ids.size() > shown ? ", ..." : "");
+}
+
+// The config ids of shard `shard`'s slice of bucket `bucket` (an index into the space's
+// buckets), as the plan gives it; empty when the plan gives that shard none of the bucket.
+std::vector<std::string> slice_ids(const ShardPlan& plan, const ShardSpec& shard,
+                                   std::size_t bucket, const std::vector<Config>& configs) {
+  std::vector<std::string> out;
+  for (const ShardSlice& sl : plan.shards.at(static_cast<std::size_t>(shard.index - 1)))
+    if (sl.bucket == bucket)
+      for (std::size_t i = sl.first; i < sl.end && i < configs.size(); ++i)
+        out.push_back(configs[i].id());
+  return out;
+}
+
+}  // namespace
+
 result<BucketResult> merge_bucket(const BucketMerge& job) {
   const Space& space = job.build.space;
   result<std::vector<Config>> configs = space.configs(job.bucket);
@@ -204,6 +247,24 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
   std::map<std::string, std::string> key_of;
   for (const Config& c : *configs)
     key_of.emplace(c.id(), keyer.key(c, job.arch).digest);
+  // Each shard's slice, recomputed here: a shard's log counts for its own slice only.
+  result<ShardPlan> plan = plan_space(space, job.shards.count);
+  if (!plan) return fail(plan.error());
+  std::size_t bucket_index = 0;
+  while (bucket_index < space.buckets().size() &&
+         space.buckets()[bucket_index].name != job.bucket.name)
+    ++bucket_index;
+  // Every slice measures the incumbents, so every shard's trials of them count.
+  std::set<std::string> incumbents;
+  for (const Config& c : bucket_incumbents(job.build, job.bucket, job.arch))
+    incumbents.insert(c.id());
+  // A search that stops on its own (max_evals, patience) leaves configs of a slice unmeasured
+  // by design; one without those stop rules measures every config of it.
+  const bool whole_slices = !space.search().max_evals && !space.search().patience;
+  const double agreement_pct = RunoffPolicy{}.agreement_pct;  // as the runoff's checks
+  auto warn = [&](const std::string& w) {
+    if (job.say) job.say(job.bucket.name + ": warning: " + w);
+  };
 
   BucketResult totals;
   totals.kernel = job.build.manifest.kernel;
@@ -211,6 +272,9 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
   totals.arch = job.arch;
   totals.pruned_space_hash = header.space_hash;
   std::vector<Trial> trials;
+  std::vector<std::string> lacking;  // configs of slices that no shard's log has: measured here
+  // The first shard's median of each config measured valid, to compare the others' with.
+  std::map<std::string, std::pair<std::string, double>> first_median;
   for (const ShardSummary& s : job.shards.complete) {
     for (const ShardBucket& b : s.buckets) {
       if (b.bucket != job.bucket.name) continue;
@@ -219,7 +283,8 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
             fmt::format("shard {}: {}", s.shard.str(), *b.result.incumbent_failure);
         return totals;
       }
-      const fs::path path = s.path.parent_path() / b.log;
+      // The shard's own log of the bucket (find_shards refuses a summary naming another).
+      const fs::path path = s.path.parent_path() / shard_log_name(b.bucket, s.shard);
       std::error_code ec;
       if (!fs::exists(path, ec))
         return fail(path.string(), 0, 0,
@@ -229,21 +294,69 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
       if (!log) return fail(log.error());
       for (const std::string& w : log->warnings())
         if (job.say) job.say(job.bucket.name + ": " + w);
+      const std::vector<std::string> slice = slice_ids(*plan, s.shard, bucket_index, *configs);
+      const std::set<std::string> in_slice(slice.begin(), slice.end());
+      std::set<std::string> logged;             // configs with a trial, valid or invalid
+      std::map<std::string, double> median_of;  // the last valid median of each config
+      std::vector<std::string> outside;         // configs of trials outside the slice
       for (const Trial& t : log->trials()) {
         if (t.phase == Phase::runoff) continue;
         auto key = key_of.find(t.id());
         if (key == key_of.end())
           return fail(path.string(), 0, 0,
                       fmt::format("config {} is not in the bucket's space", t.id()));
+        if (!in_slice.contains(t.id()) && !incumbents.contains(t.id())) {
+          if (std::find(outside.begin(), outside.end(), t.id()) == outside.end())
+            outside.push_back(t.id());
+          continue;
+        }
         if (t.is_measured() && t.cache_key && *t.cache_key != key->second)
           return fail(path.string(), 0, 0,
                       fmt::format("{} was measured with cache key '{}' and this build compiles "
                                   "it as '{}': the shards built the kernel differently (flags, "
                                   "include paths or headers)",
                                   t.id(), *t.cache_key, key->second));
+        logged.insert(t.id());
+        if (const auto* m = t.state.measured()) median_of[t.id()] = m->median_ms;
         trials.push_back(t);
         // Another process's measurement: the merge checks the finalists among them here.
         if (!trials.back().shard) trials.back().shard = s.shard.str();
+      }
+      if (!outside.empty())
+        warn(
+            fmt::format("shard {}'s log '{}' has trials of {} config{} outside its slice "
+                        "(first {}): dropped, since a shard measures only its slice and the "
+                        "incumbents",
+                        s.shard.str(), path.string(), outside.size(),
+                        outside.size() == 1 ? "" : "s", outside.front()));
+      // The incumbents, measured by every slice: two shards' medians far apart say one of them
+      // measured badly (or lied). Both stay hints; the finalists are measured here anyway.
+      for (const auto& [id, ms] : median_of) {
+        auto [it, fresh] = first_median.emplace(id, std::pair{s.shard.str(), ms});
+        if (fresh) continue;
+        const auto& [other, other_ms] = it->second;
+        if (other_ms > 0 && std::fabs(ms / other_ms - 1) * 100 > agreement_pct)
+          warn(
+              fmt::format("{} measured {:.4g} ms in shard {} and {:.4g} ms in shard {} (more "
+                          "than {:g}% apart): both are kept as hints, and the finalists are "
+                          "measured here",
+                          id, other_ms, other, ms, s.shard.str(), agreement_pct));
+      }
+      // A config of the slice its log does not have: the shard never measured it (or its log
+      // was cut), so it is measured here, unless the shard's search stopped early as it may.
+      if (whole_slices && !b.result.budget_exhausted) {
+        std::vector<std::string> missing;
+        for (const std::string& id : slice)
+          if (!logged.contains(id) && !incumbents.contains(id)) missing.push_back(id);
+        if (!missing.empty()) {
+          if (job.say)
+            job.say(
+                fmt::format("{}: note: shard {}'s slice lacks {} config{} ({}): measured "
+                            "here",
+                            job.bucket.name, s.shard.str(), missing.size(),
+                            missing.size() == 1 ? "" : "s", some_configs(missing)));
+          lacking.insert(lacking.end(), missing.begin(), missing.end());
+        }
       }
       totals.trials += b.result.trials;
       totals.invalid += b.result.invalid;
@@ -260,17 +373,33 @@ result<BucketResult> merge_bucket(const BucketMerge& job) {
   }
   // Written whole, so that an interrupted merge leaves a log that is either the old or the new.
   write_file_atomic(job.merged_log, text, "merge-log");
-  if (measured.empty()) return totals;  // nothing valid in any slice: no winner
+  if (measured.empty() && lacking.empty()) return totals;  // nothing valid in any slice
 
   BucketTune tune{job.build,    job.bucket,    job.arch,   job.merged_log,
                   std::nullopt, job.timeout_s, job.launch, job.say};
-  tune.only = measured;  // nothing is measured again: the merged log holds every trial
+  // Nothing is measured again (the merged log holds every shard's trials) but the configs no
+  // shard's log has.
+  measured.insert(measured.end(), lacking.begin(), lacking.end());
+  tune.only = measured;
   tune.runoff = true;
   result<BucketResult> r = tune_bucket(tune);
   if (!r) return fail(r.error());
-  r->trials = totals.trials;
+  // The configs measured here count with the shards' trials.
+  std::size_t here = 0, here_invalid = 0;
+  if (!lacking.empty()) {
+    const std::set<std::string> wanted(lacking.begin(), lacking.end());
+    std::set<std::string> seen;
+    if (result<LogContents> merged = read_log(job.merged_log))
+      for (const Trial& t : merged->trials)
+        if (t.phase != Phase::runoff && !t.adopted() && !t.checks && wanted.contains(t.id()) &&
+            seen.insert(t.id()).second) {
+          ++here;
+          here_invalid += t.is_measured() ? 0 : 1;
+        }
+  }
+  r->trials = totals.trials + here;
   r->resumed = totals.trials;
-  r->invalid = totals.invalid;
+  r->invalid = totals.invalid + here_invalid;
   r->budget_exhausted = totals.budget_exhausted;
   if (r->device && totals.device && *r->device != *totals.device)
     return fail("", 0, 0,

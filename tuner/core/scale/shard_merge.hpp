@@ -51,9 +51,9 @@ ShardExpectation expect_shards(const KernelBuild& build);
 /// Finds the summaries of `build`'s kernel on `arch` under `dirs` (searched recursively: CI
 /// artifacts land in one folder each) and checks them: a diagnostic for summaries of different
 /// shard counts, a shard found twice, one split another way (the space changed), one of another
-/// space, source, toolchain, bench settings or device kind (each naming the difference), or
-/// none at all. Shards not found are listed in `missing`, those whose lock is held also in
-/// `running`.
+/// space, source, toolchain, bench settings or device kind (each naming the difference), one
+/// whose `log` of a bucket is not its own shard's log (shard_log_name), or none at all. Shards not
+/// found are listed in `missing`, those whose lock is held also in `running`.
 result<ShardSet> find_shards(const KernelBuild& build, const std::string& arch,
                              const ShardExpectation& expected,
                              const std::vector<std::filesystem::path>& dirs);
@@ -79,12 +79,16 @@ struct BucketMerge {
 
 /// Combines the shards' logs of the bucket into `merged_log` (each log checked against its
 /// summary's digest (log_problem) and the bucket's header, naming every differing field; a log
-/// still locked is refused naming its holder), each trial marked with its shard, then runs the
-/// search over the measured trials: the finalists, adopted from the shards, are measured here
-/// (docs/search.md "Adopted trials are checked here"), and the runoff of the two best runs on
-/// one device. The result counts every shard's trials. A diagnostic
-/// for a refused log, a missing log, a trial whose cache key differs from this build's, or a
-/// slice whose incumbent failed; throws as tune_bucket does.
+/// still locked is refused naming its holder), each trial marked with its shard. A shard's log
+/// counts for its own slice, recomputed from the plan, and the incumbents: a trial of another
+/// config is dropped with a warning; two shards' medians of one incumbent that disagree are warned
+/// of. Then runs the search over the measured trials and over the configs of a slice that its
+/// shard's log lacks (measured here, with a note, unless the shard's budget ran out or the space's
+/// search may stop early): the finalists, adopted from the shards, are measured here
+/// (docs/search.md "Adopted trials are checked here"), and the runoff of the two best runs on one
+/// device. The result counts every shard's trials. A diagnostic for a refused log, a missing log, a
+/// trial whose cache key differs from this build's, or a slice whose incumbent failed; throws as
+/// tune_bucket does.
 result<BucketResult> merge_bucket(const BucketMerge& job);
 
 /// Starts one worker, reads its hello (the device it measures on) and stops it: how a tune over

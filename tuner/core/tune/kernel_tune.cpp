@@ -74,9 +74,7 @@ SharedTrials::Context shared_context(const BucketTune& job, const std::vector<Co
   c.bench = job.build.space.bench();
   c.host = host_name();
   c.adopt = job.remote_trials;
-  std::vector<Config> here = job.build.space.require();
-  if (std::optional<Config> w = committed_winner(job.build.manifest, job.arch, job.bucket.name))
-    here.push_back(*w);
+  const std::vector<Config> here = bucket_incumbents(job.build, job.bucket, job.arch);
   for (std::size_t i = 0; i < configs.size(); ++i)
     if (std::find(here.begin(), here.end(), configs[i]) != here.end()) c.incumbents.push_back(i);
   return c;
@@ -128,6 +126,14 @@ BucketResult fixture_failed(const BucketTune& job, const std::string& pruned_has
 }
 
 }  // namespace
+
+std::vector<Config> bucket_incumbents(const KernelBuild& build, const Bucket& bucket,
+                                      const std::string& arch) {
+  std::vector<Config> out = build.space.require();
+  if (std::optional<Config> w = committed_winner(build.manifest, arch, bucket.name))
+    out.push_back(*w);
+  return out;
+}
 
 result<BucketResult> tune_bucket(const BucketTune& job) {
   const Manifest& manifest = job.build.manifest;

@@ -70,6 +70,12 @@ std::filesystem::path prior_log_path(const std::filesystem::path& dir, const std
 std::vector<std::filesystem::path> prior_fallbacks(const KernelBuild& build, const Bucket& bucket,
                                                    const std::string& arch);
 
+/// The bucket's incumbents, which every tune of it and every shard's slice of it measures: the
+/// space's required configs, then the committed winner of the bucket on `arch` (when the record
+/// loads and has one).
+std::vector<Config> bucket_incumbents(const KernelBuild& build, const Bucket& bucket,
+                                      const std::string& arch);
+
 /// Runs the search and the runoff of one bucket and returns what it found (with or without a
 /// winner: `best` is empty when nothing valid was measured or an incumbent failed). A
 /// diagnostic for bad input: a refused log, an incumbent not in the space, a bucket whose
