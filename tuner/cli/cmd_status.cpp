@@ -11,9 +11,10 @@
 // fresh, the line ends with `; a prior for <n> of <m> buckets (<k> configs measured before)` when
 // its re-tune would start from earlier logs (docs/search.md "Re-tunes start from what was
 // measured"), and "prior" is {"buckets", "of", "configs"} (null for a fresh one).
-// A fresh record whose entries were not all measured here says so after its name:
-// `fresh  records/k.json (pinned, never measured)`, `(adopted, not measured here)` (the medians
-// are another machine's), or with several sources their counts, `(1 measured, 1 pinned)`; in
+// A fresh record whose entries were not all measured says so after its name:
+// `fresh  records/k.json (pinned, never measured)`, or with several sources their counts,
+// `(1 measured, 1 pinned)` (an adopted entry, another machine's median, is never fresh:
+// docs/trust.md); in
 // --json, "sources" maps each bucket to its entry's source (`measured`, `adopted`, `pinned`;
 // null when the record is missing or does not read).
 // Each kernel stands alone: a manifest or space that does not read is reported as that kernel's
@@ -92,21 +93,16 @@ nlohmann::json entry_sources(const Verification& v, const fs::path& record) {
   return out;
 }
 
-// Where a fresh record's entries came from, when not all were measured here: `pinned, never
-// measured`, `adopted, not measured here`, or the counts (`1 measured, 1 pinned`); else empty.
+// Where a fresh record's entries came from, when not all were measured: `pinned, never
+// measured`, or the counts (`1 measured, 1 pinned`); else empty. (An adopted entry makes the
+// record stale, so a fresh one has measured and pinned entries only.)
 std::string sources_note(const nlohmann::json& sources) {
-  std::size_t measured = 0, adopted = 0, pinned = 0;
+  std::size_t measured = 0, pinned = 0;
   for (const auto& [bucket, source] : sources.items())
-    ++(source == "pinned" ? pinned : source == "adopted" ? adopted : measured);
-  const std::size_t n = measured + adopted + pinned;
-  if (measured == n) return "";
-  if (pinned == n) return "pinned, never measured";
-  if (adopted == n) return "adopted, not measured here";
-  std::vector<std::string> parts;
-  for (auto [count, what] : {std::pair{measured, "measured"}, std::pair{adopted, "adopted"},
-                             std::pair{pinned, "pinned"}})
-    if (count > 0) parts.push_back(fmt::format("{} {}", count, what));
-  return join(parts, ", ");
+    ++(source == "pinned" ? pinned : measured);
+  if (pinned == 0) return "";
+  if (measured == 0) return "pinned, never measured";
+  return fmt::format("{} measured, {} pinned", measured, pinned);
 }
 
 int run_status(const StatusOptions& opt) {
