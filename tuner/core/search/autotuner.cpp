@@ -150,7 +150,10 @@ bool SearchRun::take(std::size_t k, Phase phase, bool may_reject, std::optional<
     out_.trials.push_back(it->second);
     // A logged trial another process measured (a shard's, in a merged log) is a hint: its marks
     // decide nothing here.
-    if (out_.trials.back().adopted()) out_.trials.back().rejected_early = false;
+    if (Trial& t = out_.trials.back(); t.adopted()) {
+      t.rejected_early = false;
+      t.same_binary.reset();
+    }
     ++out_.resumed;
     resumed = true;
   } else {
