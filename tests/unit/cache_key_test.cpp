@@ -145,8 +145,8 @@ TEST_F(CacheKeyTest, ScansProjectHeadersOnly) {
   // local.cuh through the source's own directory (named from the project root), tile.cuh through
   // the include directory, detail/a.cuh through tile.cuh's directory (named from the include
   // directory); the toolkit header, the unresolvable and system headers and unused.cuh are out.
-  EXPECT_EQ(names, (std::vector<std::string>{"kernels/gemm.cu", "detail/a.cuh",
-                                             "kernels/local.cuh", "tile.cuh"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"kernels/gemm.cu", "detail/a.cuh", "kernels/local.cuh",
+                                             "tile.cuh"}));
   EXPECT_EQ(keyer.files()[3].path, root / "kernels/include/tile.cuh");
   EXPECT_EQ(keyer.files()[3].sha256, sha256_hex("#pragma once\n#include \"detail/a.cuh\"\n"));
   CacheKey k = keyer.key(config, "sm_90");
@@ -196,8 +196,8 @@ TEST_F(CacheKeyTest, TheIdentityHasEveryInputOfTheKeyButTheConfigsValues) {
   std::vector<std::string> names;
   for (const auto& [name, sha] : id.files)
     names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"detail/a.cuh", "kernels/gemm.cu",
-                                             "kernels/local.cuh", "tile.cuh"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"detail/a.cuh", "kernels/gemm.cu", "kernels/local.cuh",
+                                             "tile.cuh"}));
   // An edit of an included header: the identity names it.
   write(root / "kernels/include/detail/a.cuh", "#pragma once\n// edited\n");
   const BuildIdentity edited =

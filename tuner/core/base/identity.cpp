@@ -68,16 +68,9 @@ result<BuildIdentity> identity_from_json(const nlohmann::json& j) {
 
 namespace {
 
-std::string quoted(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names)
-    out += (out.empty() ? "'" : ", '") + n + "'";
-  return out;
-}
-
 // `'a' is new` / `'a', 'b' are new`.
 std::string phrase(const std::vector<std::string>& names, const char* one, const char* many) {
-  return quoted(names) + " " + (names.size() == 1 ? one : many);
+  return quoted_list(names) + " " + (names.size() == 1 ? one : many);
 }
 
 }  // namespace

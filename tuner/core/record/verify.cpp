@@ -39,13 +39,6 @@ result<Workspace> current_workspace(const Manifest& manifest, const Space& space
 
 namespace {
 
-std::string quoted_names(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names)
-    out += (out.empty() ? "'" : ", '") + n + "'";
-  return out;
-}
-
 // What differs between two argument vectors or file lists: `'-DX=1' is gone, '-DX=2' is new`.
 std::string difference(const std::vector<std::string>& before,
                        const std::vector<std::string>& now) {
@@ -55,9 +48,9 @@ std::string difference(const std::vector<std::string>& before,
   for (const std::string& n : now)
     if (std::find(before.begin(), before.end(), n) == before.end()) added.push_back(n);
   std::string out;
-  if (!gone.empty()) out += quoted_names(gone) + (gone.size() == 1 ? " is gone" : " are gone");
+  if (!gone.empty()) out += quoted_list(gone) + (gone.size() == 1 ? " is gone" : " are gone");
   if (!added.empty())
-    out += (out.empty() ? "" : ", ") + quoted_names(added) +
+    out += (out.empty() ? "" : ", ") + quoted_list(added) +
            (added.size() == 1 ? " is new" : " are new");
   return out;
 }
@@ -118,12 +111,12 @@ std::string key_change(const KernelBuild& build, const CacheKeyer& keyer, const 
   if (source_changed) return "its source changed (above)";
   if (old) {
     if (headers.empty()) return "what it reads changed";
-    return "a header it includes changed (it reads " + quoted_names(headers) + ")";
+    return "a header it includes changed (it reads " + quoted_list(headers) + ")";
   }
   return fmt::format(
       "a header it includes ({}), a compile flag or the params changed: `{}` lists what the key "
       "reads",
-      headers.empty() ? std::string("none") : quoted_names(headers),
+      headers.empty() ? std::string("none") : quoted_list(headers),
       shell_line(m.archs.size() > 1
                      ? std::vector<std::string>{"tuner", "key", "--explain", "--manifest",
                                                 m.path.string(), "--arch", arch, "--config",
@@ -144,12 +137,12 @@ void explain(Verification& v, const KernelBuild& build, const std::string& arch,
       for (const auto& src : m.sources)
         sources.push_back(display_path(m, src));
       v.changes.push_back("the kernel's source changed since the record was tuned: " +
-                          quoted_names(sources));
+                          quoted_list(sources));
       source_changed = true;
     }
     if (record->space_hash != w.space_hash)
       v.changes.push_back("the space changed since the record was tuned: " +
-                          quoted_names({display_path(m, m.space)}));
+                          quoted_list({display_path(m, m.space)}));
     if (record->toolchain != w.toolchain)
       v.changes.push_back(
           fmt::format("the CUDA toolchain changed: tuned with '{}', this host has '{}'",
@@ -177,7 +170,7 @@ void explain(Verification& v, const KernelBuild& build, const std::string& arch,
       for (const auto& [text, buckets] : why)
         v.changes.push_back(fmt::format("the cache key of {} {} changed: {}",
                                         buckets.size() == 1 ? "entry" : "entries",
-                                        quoted_names(buckets), text));
+                                        quoted_list(buckets), text));
     }
   }
   // Without a GPU: pin each bucket's recorded config again (its keys are then the current ones),
