@@ -140,6 +140,22 @@ TEST(RunCapturedTest, StopIsAskedAndKills) {
   EXPECT_EQ(c.status.describe(), "killed by signal SIGKILL");
 }
 
+TEST(RunCapturedTest, AHugeTimeoutStillAsksStopEveryTenthOfASecond) {
+  // A timeout past 2^31 ms once overflowed the int of the wait into an endless poll: the stop
+  // (SIGTERM, SIGINT) was never asked and the child ran to its end.
+  for (double timeout : {2.2e6, 1e12, 1e300}) {
+    CaptureOptions o;
+    o.timeout_s = timeout;
+    int asked = 0;
+    o.stop = [&] { return ++asked > 3; };
+    const auto t0 = std::chrono::steady_clock::now();
+    Captured c = run_captured({"sleep", "30"}, o);
+    EXPECT_TRUE(c.stopped) << timeout;
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0)
+        << timeout;
+  }
+}
+
 TEST(RunCapturedTest, KeepsTheTailOfLongOutput) {
   CaptureOptions o;
   o.keep_bytes = 1000;

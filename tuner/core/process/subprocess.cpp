@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -25,6 +26,13 @@ extern char** environ;
 namespace tune {
 
 namespace {
+
+// The next wait of a loop that looks at a deadline `left_s` seconds away every `slice_ms`: the
+// smaller of the two, clamped in double before the cast, so that a timeout of any size (a
+// `timeout_s` of 1e12 is 10^15 ms, past an int) never becomes a negative, endless poll.
+int wait_slice_ms(double left_s, int slice_ms) {
+  return static_cast<int>(std::ceil(std::min(left_s * 1000.0, static_cast<double>(slice_ms))));
+}
 constexpr std::size_t kept_stderr = 8192;
 
 void close_fd(int& fd) {
@@ -238,7 +246,7 @@ Subprocess::Read Subprocess::read_line(std::string& line, std::optional<double> 
       std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
       double left = *timeout_s - elapsed.count();
       if (left <= 0) return Read::timeout;
-      wait_ms = std::min(wait_ms, static_cast<int>(std::ceil(left * 1000)));
+      wait_ms = wait_slice_ms(left, wait_ms);
     }
     drain(wait_ms);
   }
@@ -377,7 +385,7 @@ Captured run_captured(std::vector<std::string> argv, const CaptureOptions& optio
         c.timed_out = true;
         break;
       }
-      wait_ms = std::min(wait_ms, static_cast<int>(std::ceil(left * 1000)));
+      wait_ms = wait_slice_ms(left, wait_ms);
     }
     if (options.stop && options.stop()) {
       c.stopped = true;
