@@ -79,3 +79,47 @@ def manifest(path, root, kernel, build=None, **fields):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(m, indent=2, default=str) + "\n")
     return path
+
+
+# A stand-in CUDA compiler for the store tests: answers `--version` like nvcc 13.0, writes a
+# cubin (a digest of its arguments, so each candidate's bytes differ) and counts its compiles in
+# compiles.txt beside itself; no GPU toolchain needed.
+FAKE_NVCC = """#!/bin/sh
+if [ "$1" = "--version" ]; then
+  echo "Cuda compilation tools, release 13.0, V13.0.48"; exit 0
+fi
+out=""
+prev=""
+for a in "$@"; do
+  if [ "$prev" = "-o" ]; then out="$a"; fi
+  prev="$a"
+done
+echo "compile $out" >> "$(dirname "$0")/compiles.txt"
+printf 'cubin for %s' "$*" | sha256sum > "$out"
+"""
+
+
+def fake_cuda(bin_dir):
+    """Writes FAKE_NVCC as `nvcc` and `ptxas` into `bin_dir` (created); returns the nvcc path."""
+    bin_dir = Path(bin_dir)
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for tool in ["nvcc", "ptxas"]:
+        (bin_dir / tool).write_text(FAKE_NVCC)
+        (bin_dir / tool).chmod(0o755)
+    return bin_dir / "nvcc"
+
+
+def saxpy_tree(top, nvcc, runner, data, space_text=None):
+    """A project and build tree of its own under `top`: the saxpy kernel of <data>/runner (its
+    space, or `space_text`), its kernel cache in the build; returns the manifest's path."""
+    top = Path(top)
+    (top / "src").mkdir(parents=True)
+    shutil.copy(Path(data) / "runner" / "saxpy.cu", top / "src" / "saxpy.cu")
+    if space_text is None:
+        shutil.copy(Path(data) / "runner" / "saxpy.toml", top / "src" / "saxpy.toml")
+    else:
+        (top / "src" / "saxpy.toml").write_text(space_text)
+    build = top / "build"
+    return manifest(build / "tune" / "saxpy" / "manifest.json", top / "src", "saxpy", build=build,
+                    sources=[top / "src" / "saxpy.cu"], space=top / "src" / "saxpy.toml",
+                    records={"sm_90": top / "src" / "saxpy.json"}, nvcc=nvcc, runner=runner)

@@ -24,8 +24,6 @@ TUNER, DATA_ROOT, WORK = clitest.paths()
 RUNNER_DATA = DATA_ROOT / "runner"
 WORKER_CMD = f"{sys.executable} {RUNNER_DATA / 'fake_worker.py'}"
 SERVERS = json.loads(Path(os.environ["TUNE_TEST_STORE_SERVERS"]).read_text())
-FAKE_NVCC = (Path(__file__).parent / "store_cli.py").read_text().split('FAKE_NVCC = """')[1] \
-    .split('"""')[0]
 # Twenty configs, the true best BLOCK=4096 (0.2441 ms), for the floods.
 WIDE = """schema = 1
 kernel = "saxpy"
@@ -46,28 +44,14 @@ class HostileStoreCli(unittest.TestCase):
         self.dir = WORK / name
         shutil.rmtree(self.dir, ignore_errors=True)
         self.bin = self.dir / "cuda" / "bin"
-        self.bin.mkdir(parents=True)
-        for tool in ["nvcc", "ptxas"]:
-            (self.bin / tool).write_text(FAKE_NVCC)
-            (self.bin / tool).chmod(0o755)
+        clitest.fake_cuda(self.bin)
         self.url = f"{SERVERS['store']}/hostile-{name}"
         self.root = Path(SERVERS["root"]) / f"hostile-{name}"
         shutil.rmtree(self.root, ignore_errors=True)
 
     def tree(self, name, space=None):
-        top = self.dir / name
-        (top / "src").mkdir(parents=True)
-        shutil.copy(RUNNER_DATA / "saxpy.cu", top / "src" / "saxpy.cu")
-        if space:
-            (top / "src" / "saxpy.toml").write_text(space)
-        else:
-            shutil.copy(RUNNER_DATA / "saxpy.toml", top / "src" / "saxpy.toml")
-        build = top / "build"
-        return clitest.manifest(
-            build / "tune" / "saxpy" / "manifest.json", top / "src", "saxpy", build=build,
-            sources=[top / "src" / "saxpy.cu"], space=top / "src" / "saxpy.toml",
-            records={"sm_90": top / "src" / "saxpy.json"}, nvcc=self.bin / "nvcc",
-            runner=RUNNER_DATA / "fake_worker.py")
+        return clitest.saxpy_tree(self.dir / name, self.bin / "nvcc",
+                                  RUNNER_DATA / "fake_worker.py", DATA_ROOT, space)
 
     def tuner(self, *args, timeout=180, **env):
         settings = dict(TUNE_RUNNER_WORKER_CMD=WORKER_CMD, FAKE_TAME="1")

@@ -24,19 +24,6 @@ WORKER_CMD = f"{sys.executable} {RUNNER_DATA / 'fake_worker.py'}"
 SERVERS = json.loads(Path(os.environ["TUNE_TEST_STORE_SERVERS"]).read_text())
 CANDIDATES = 7  # tests/data/runner/saxpy.toml
 
-FAKE_NVCC = """#!/bin/sh
-if [ "$1" = "--version" ]; then
-  echo "Cuda compilation tools, release 13.0, V13.0.48"; exit 0
-fi
-out=""
-prev=""
-for a in "$@"; do
-  if [ "$prev" = "-o" ]; then out="$a"; fi
-  prev="$a"
-done
-echo "compile $out" >> "$(dirname "$0")/compiles.txt"
-printf 'cubin for %s' "$*" | sha256sum > "$out"
-"""
 
 
 class StoreCli(unittest.TestCase):
@@ -44,26 +31,15 @@ class StoreCli(unittest.TestCase):
         self.dir = WORK / self.id().split(".")[-1]
         shutil.rmtree(self.dir, ignore_errors=True)
         self.bin = self.dir / "cuda" / "bin"
-        self.bin.mkdir(parents=True)
-        for tool in ["nvcc", "ptxas"]:
-            (self.bin / tool).write_text(FAKE_NVCC)
-            (self.bin / tool).chmod(0o755)
+        clitest.fake_cuda(self.bin)
         self.url = f"{SERVERS['store']}/cli-{self.id().split('.')[-1]}"
         self.root = Path(SERVERS["root"]) / f"cli-{self.id().split('.')[-1]}"
         shutil.rmtree(self.root, ignore_errors=True)
 
     def tree(self, name):
         """A project and build tree of its own: the saxpy kernel, its cache in the build."""
-        top = self.dir / name
-        (top / "src").mkdir(parents=True)
-        shutil.copy(RUNNER_DATA / "saxpy.cu", top / "src" / "saxpy.cu")
-        shutil.copy(RUNNER_DATA / "saxpy.toml", top / "src" / "saxpy.toml")
-        build = top / "build"
-        return clitest.manifest(
-            build / "tune" / "saxpy" / "manifest.json", top / "src", "saxpy", build=build,
-            sources=[top / "src" / "saxpy.cu"], space=top / "src" / "saxpy.toml",
-            records={"sm_90": top / "src" / "saxpy.json"}, nvcc=self.bin / "nvcc",
-            runner=RUNNER_DATA / "fake_worker.py")
+        return clitest.saxpy_tree(self.dir / name, self.bin / "nvcc",
+                                  RUNNER_DATA / "fake_worker.py", DATA_ROOT)
 
     def compiles(self):
         f = self.bin / "compiles.txt"
