@@ -9,7 +9,6 @@ The compiler is the stand-in of store_cli.py; the worker is tests/data/runner/fa
 FAKE_TAME (median 1000 / BLOCK ms, except BLOCK=128, 256 and 1024 at 1000 ms): the true best of
 saxpy.toml is BLOCK=2048 at 0.4883 ms.
 """
-import hashlib
 import json
 import os
 import shutil
