@@ -2,12 +2,13 @@
 # Measure a complete table of the search benchmark (bench/search/README.md "Tables") on a GPU
 # host, in calls shorter than the host's limit that resume the same trial logs.
 #
-#   bench/search/measure_table.sh --kernel stencil|gemm_full [--version 1|2]
+#   bench/search/measure_table.sh --kernel stencil|gemm_full|transpose|histogram [--version 1|2]
 #                                 [--build build-gpu] [--seconds 480] [--resume DIR] [--out DIR]
 #
 # --version 2 measures version 2 of the kernel (bench/search/README.md "Re-tunes with a prior":
 # stencil/stencil_v2.cu or gemm_full_v2.cu, the same space) in a build tree of its own (default
 # build-gpu-v2), resuming .tables/<kernel>.v2 and writing <kernel>.v2.<bucket>.jsonl.gz.
+# transpose and histogram have version 1 only.
 #
 # Each call: configures the build tree with TUNE_SEARCH_TABLES=ON (once), builds the kernel's
 # runner, unpacks the trial logs of earlier calls (logs.tar) from --resume (default
@@ -39,9 +40,12 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 case "$kernel" in
-  stencil | gemm_full) ;;
-  *) echo "measure_table.sh: --kernel stencil or --kernel gemm_full" >&2; exit 2 ;;
+  stencil | gemm_full | transpose | histogram) ;;
+  *) echo "measure_table.sh: --kernel stencil, gemm_full, transpose or histogram" >&2; exit 2 ;;
 esac
+if [[ "$version" == 2 && ( "$kernel" == transpose || "$kernel" == histogram ) ]]; then
+  echo "measure_table.sh: $kernel has no version 2 (only stencil and gemm_full do)" >&2; exit 2
+fi
 case "$version" in
   1) suffix=""; build="${build:-build-gpu}" ;;
   2) suffix=".v2"; build="${build:-build-gpu-v2}" ;;
