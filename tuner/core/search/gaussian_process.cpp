@@ -98,7 +98,7 @@ GaussianProcess::GaussianProcess(const MatrixXd& points, std::vector<double> len
       usable_(lengths_.size(), false),
       column_(static_cast<std::size_t>(points.rows()), -1) {}
 
-MatrixXd GaussianProcess::kernel(const MatrixXd& a, const MatrixXd& b, double length) const {
+MatrixXd GaussianProcess::matern(const MatrixXd& a, const MatrixXd& b, double length) {
   // Distances by |a|^2 + |b|^2 - 2 a.b (a product, so that many pairs cost little), then
   // Matern 5/2: (1 + s + s^2 / 3) exp(-s), s = sqrt(5) r / length.
   MatrixXd d2 = -2.0 * (a * b.transpose());
@@ -106,6 +106,16 @@ MatrixXd GaussianProcess::kernel(const MatrixXd& a, const MatrixXd& b, double le
   d2.rowwise() += b.rowwise().squaredNorm().transpose();
   const Eigen::ArrayXXd s = d2.array().max(0.0).sqrt() * (std::sqrt(5.0) / length);
   return ((1.0 + s + s.square() / 3.0) * (-s).exp()).matrix();
+}
+
+double GaussianProcess::likelihood(const MatrixXd& x, const VectorXd& y, double length,
+                                   double noise) {
+  MatrixXd k = matern(x, x, length);
+  k.diagonal().array() += noise;
+  Eigen::LLT<MatrixXd> llt(k);
+  if (llt.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
+  const auto l = llt.matrixL();
+  return -0.5 * l.solve(y).squaredNorm() - llt.matrixLLT().diagonal().array().log().sum();
 }
 
 MatrixXd GaussianProcess::gather(const std::vector<std::size_t>& points) const {

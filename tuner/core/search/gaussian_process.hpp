@@ -88,10 +88,22 @@ class GaussianProcess {
   /// the pool), so that a caller may keep them.
   std::size_t version() const noexcept { return version_; }
 
+  // --- the kernel alone
+
+  /// The Matern 5/2 kernel between the rows of `a` and those of `b`, of unit variance.
+  static Eigen::MatrixXd matern(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, double length);
+  /// The log marginal likelihood of `y` at the rows of `x` (a model fitted from scratch, for
+  /// choosing among scalings of the points), up to a constant; -infinity when the kernel matrix
+  /// is not positive definite.
+  static double likelihood(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, double length,
+                           double noise);
+
  private:
   using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-  Eigen::MatrixXd kernel(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, double length) const;
+  Eigen::MatrixXd kernel(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, double length) const {
+    return matern(a, b, length);
+  }
   Eigen::MatrixXd gather(const std::vector<std::size_t>& points) const;
   auto factor() const;
   void ensure_columns();

@@ -38,8 +38,10 @@ SpaceIndex::SpaceIndex(const std::vector<Config>& configs) {
       if (std::find(list.begin(), list.end(), v) == list.end()) list.push_back(v);
     }
   for (auto& [name, list] : values) {
-    if (std::all_of(list.begin(), list.end(), [](const ParamValue& v) { return v.is_int(); }))
-      std::sort(list.begin(), list.end());
+    const bool ints =
+        std::all_of(list.begin(), list.end(), [](const ParamValue& v) { return v.is_int(); });
+    if (ints) std::sort(list.begin(), list.end());
+    categorical_.push_back(!ints);
     names_.push_back(name);
     levels_.push_back(list.size());
   }

@@ -67,6 +67,9 @@ class SpaceIndex {
   const std::vector<std::string>& names() const noexcept { return names_; }
   /// How many values param `d` takes in the space.
   std::size_t levels(std::size_t d) const { return levels_.at(d); }
+  /// Whether param `d`'s values are categories (any of them a string): their order of first
+  /// appearance says nothing of how near two of them are.
+  bool categorical(std::size_t d) const { return categorical_.at(d); }
   /// Config `k`'s position in each param's value list.
   const std::vector<int>& coords(std::size_t k) const { return coords_.at(k); }
   /// The config at `coords`, or nullopt when the space (pruned) has none there.
@@ -75,6 +78,7 @@ class SpaceIndex {
  private:
   std::vector<std::string> names_;
   std::vector<std::size_t> levels_;
+  std::vector<bool> categorical_;
   std::vector<std::vector<int>> coords_;
   std::unordered_map<std::string, std::size_t> by_coords_;
 };

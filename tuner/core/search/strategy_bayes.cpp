@@ -40,6 +40,7 @@
 #include <memory>
 #include <numeric>
 #include <set>
+#include <utility>
 
 #include <tuner/core/search/cost_model.hpp>
 #include <tuner/core/search/gaussian_process.hpp>
@@ -50,14 +51,29 @@ namespace tune {
 
 namespace {
 
-constexpr double noise_variance = 1e-3;        // in standardized units
-constexpr double invalid_penalty = 1.0;        // log-time units above the worst valid config
-constexpr std::size_t max_observations = 400;  // the training set's cap
-constexpr std::size_t refit_every = 8;         // outcomes between choices of the length scale
+constexpr double noise_variance = 1e-3;  // in standardized units
+constexpr double invalid_penalty = 0.5;  // log-time units above the cap
+// The values the model sees are capped at this quantile of the valid values told: what is worse
+// than the typical config matters only as "not here", and its spread would otherwise rule the
+// length scales and the variance.
+constexpr double cap_quantile = 0.5;
+constexpr std::size_t max_observations = 256;  // the training set's cap
+constexpr std::size_t refit_every = 8;   // outcomes between choices of the length: max(8, m/8)
 constexpr std::size_t redraw_every = 8;  // outcomes between draws of a sampled pool: max(8, m/8)
 constexpr std::size_t best_neighbourhoods = 5;
+// Every local_every-th pick is local: among the one-param moves of the best config alone. On
+// the complete tables (bench/search) this found the optimum in fewer evaluations than expected
+// improvement over the whole pool, which spends most picks far from the best once the model
+// is unsure everywhere; the other picks keep the global search.
+constexpr std::size_t local_every = 2;
 constexpr double length_grid[] = {0.05, 0.1, 0.2, 0.35, 0.6, 1.0};
 constexpr double prior_weight = 0.75;  // the prior mean's share of its standardized value
+// The relevance of each param (ARD): a factor on its coordinates, chosen by the marginal
+// likelihood when the valid outcomes reach 16, 32, 64, ... on at most `relevance_sample` of the
+// training set, within [1/8, 8].
+constexpr std::size_t first_relevance = 16;
+constexpr std::size_t relevance_sample = 128;
+constexpr double relevance_bounds[] = {0.125, 8.0};
 
 double normal_pdf(double z) {
   return std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI);
@@ -67,8 +83,9 @@ double normal_cdf(double z) {
   return 0.5 * std::erfc(-z / std::sqrt(2.0));
 }
 
-// Each config's positions scaled to [0, 1] per param (0.5 where it lacks the param).
-Eigen::MatrixXd points_of(const SpaceIndex& space) {
+// Each config's positions scaled to [0, 1] per param (0.5 where it lacks the param): the cost
+// model's features.
+Eigen::MatrixXd positions_of(const SpaceIndex& space) {
   Eigen::MatrixXd points(static_cast<Eigen::Index>(space.size()),
                          static_cast<Eigen::Index>(space.dims()));
   for (std::size_t k = 0; k < space.size(); ++k)
@@ -79,6 +96,36 @@ Eigen::MatrixXd points_of(const SpaceIndex& space) {
           c < 0 || levels < 2 ? 0.5 : static_cast<double>(c) / static_cast<double>(levels - 1);
     }
   return points;
+}
+
+// The model's coordinates of each config: an ordered param's position scaled to [0, 1] (0.5
+// where the config lacks it), a categorical param's value as one column per category, 1/sqrt(2)
+// in its own and 0 in the others, so that two different categories are 1 apart, as the ends of
+// an ordered param are. `groups` gets each column's param.
+Eigen::MatrixXd encoding_of(const SpaceIndex& space, std::vector<std::size_t>& groups) {
+  groups.clear();
+  for (std::size_t d = 0; d < space.dims(); ++d) {
+    const std::size_t columns = space.categorical(d) ? space.levels(d) : 1;
+    groups.insert(groups.end(), columns, d);
+  }
+  Eigen::MatrixXd x = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(space.size()),
+                                            static_cast<Eigen::Index>(groups.size()));
+  for (std::size_t k = 0; k < space.size(); ++k) {
+    Eigen::Index col = 0;
+    for (std::size_t d = 0; d < space.dims(); ++d) {
+      const int c = space.coords(k)[d];
+      const std::size_t levels = space.levels(d);
+      const auto row = static_cast<Eigen::Index>(k);
+      if (space.categorical(d)) {
+        if (c >= 0) x(row, col + c) = std::sqrt(0.5);
+        col += static_cast<Eigen::Index>(levels);
+      } else {
+        x(row, col++) =
+            c < 0 || levels < 2 ? 0.5 : static_cast<double>(c) / static_cast<double>(levels - 1);
+      }
+    }
+  }
+  return x;
 }
 
 // The grid of length scales, in units of the diagonal of the unit cube.
@@ -101,10 +148,13 @@ class BayesStrategy final : public Strategy {
         exploration_(s.option("exploration")),
         candidates_(static_cast<std::size_t>(s.option("candidates"))),
         cost_weight_(s.option("cost_weight")),
-        points_(points_of(space)),
-        gp_(points_, lengths_of(space), noise_variance),
-        cost_(points_),
-        scored_(space.size(), false),
+        base_(encoding_of(space, groups_)),
+        points_(base_),
+        relevance_(space.dims(), 1.0),
+        lengths_(lengths_of(space)),
+        gp_(std::make_unique<GaussianProcess>(points_, lengths_, noise_variance)),
+        positions_(positions_of(space)),
+        cost_(positions_),
         guide_(space, prior) {
     std::iota(order_.begin(), order_.end(), std::size_t{0});
   }
@@ -113,7 +163,7 @@ class BayesStrategy final : public Strategy {
     std::vector<std::size_t> out;
     while (out.size() < n && ledger_.open_count() > 0) {
       std::optional<std::size_t> k = guide_.probe(ledger_);
-      if (!k && (ledger_.told_count() >= initial_ || !guide_.empty()) && valid_ >= 2)
+      if (!k && (ledger_.told_count() >= initial_ || !guide_.empty()) && valid_.size() >= 2)
         k = model_pick();
       if (!k) k = guide_.best_open(ledger_);
       if (k && !ledger_.pending(*k)) pend(*k);
@@ -128,19 +178,17 @@ class BayesStrategy final : public Strategy {
     ledger_.check(k, "tell");
     if (!ledger_.tell(k, value)) return;
     guide_.tell(k, value);
-    gp_.remove_pending(k);
+    gp_->remove_pending(k);
     observed_.emplace_back(k, value);
-    if (value) {
-      ++valid_;
-      worst_ = std::max(worst_, *value);
-    }
+    if (value) valid_.push_back(*value);
     if (!fitted_) return;
-    if (!gp_.add(k) || !follow_the_training_set()) {
+    if (!gp_->add(k) || !follow_the_training_set()) {
       fitted_ = false;  // a factor lost its precision: fitted again from scratch
       return;
     }
     ++since_refit_;
-    if (sampled_ && ++since_draw_ >= std::max(redraw_every, gp_.train().size() / 8)) redraw_ = true;
+    if (sampled_ && ++since_draw_ >= std::max(redraw_every, gp_->train().size() / 8))
+      redraw_ = true;
   }
 
   void tell_cost(std::size_t k, double seconds) override {
@@ -150,7 +198,7 @@ class BayesStrategy final : public Strategy {
 
   void withdraw(std::size_t k) override {
     ledger_.check(k, "withdraw");
-    if (ledger_.withdraw(k)) gp_.remove_pending(k);
+    if (ledger_.withdraw(k)) gp_->remove_pending(k);
   }
 
  private:
@@ -171,29 +219,36 @@ class BayesStrategy final : public Strategy {
   // The pool config of highest expected improvement, pending from now; nullopt when the model
   // cannot be fitted (a random config is proposed instead).
   std::optional<std::size_t> model_pick() {
+    if (valid_.size() >= next_relevance_) {
+      while (next_relevance_ <= valid_.size())
+        next_relevance_ *= 2;
+      choose_relevance();
+    }
     for (int attempt = 0; attempt < 2; ++attempt) {
       if (!fitted_ && !fit()) return std::nullopt;
       if (redraw_) draw_pool();
-      if (since_refit_ >= refit_every) {
+      if (since_refit_ >= std::max(refit_every, gp_->train().size() / 8)) {
         since_refit_ = 0;
-        gp_.choose_length(standardized().y);
+        gp_->choose_length(standardized().y);
       }
-      for (std::size_t k : gp_.pending())
-        gp_.add_to_pool(k);  // pending from before the model, or a random pick
-      const std::vector<std::size_t> scored = candidates();
-      if (means_for_ != std::pair(gp_.version(), observed_.size())) {
+      for (std::size_t k : gp_->pending())
+        gp_->add_to_pool(k);  // pending from before the model, or a random pick
+      add_neighbourhoods();
+      if (means_for_ != std::pair(gp_->version(), observed_.size())) {
         const Standardized st = standardized();
-        means_ = gp_.means(st.y);
-        for (std::size_t j = 0; j < gp_.pool().size(); ++j)
-          means_(static_cast<Eigen::Index>(j)) += prior_mean(gp_.pool()[j], st);
+        means_ = gp_->means(st.y);
+        for (std::size_t j = 0; j < gp_->pool().size(); ++j)
+          means_(static_cast<Eigen::Index>(j)) += prior_mean(gp_->pool()[j], st);
         best_y_ = st.best;
-        means_for_ = {gp_.version(), observed_.size()};
+        means_for_ = {gp_->version(), observed_.size()};
       }
-      const Eigen::VectorXd var = gp_.variances();
-      const std::vector<std::size_t>& pool = gp_.pool();
+      const Eigen::VectorXd var = gp_->variances();
+      const std::vector<std::size_t>& pool = gp_->pool();
+      const std::vector<bool>* within = local_turn() ? &near_ : nullptr;
       std::optional<std::size_t> best;
       double best_ei = -1;
-      for (std::size_t j : scored) {
+      for (std::size_t j = 0; j < pool.size(); ++j) {
+        if (!ledger_.open(pool[j]) || (within != nullptr && !(*within)[pool[j]])) continue;
         const auto jj = static_cast<Eigen::Index>(j);
         const double sigma = std::sqrt(std::max(var(jj), 1e-12));
         const double gain = best_y_ - means_(jj) - exploration_;
@@ -216,39 +271,50 @@ class BayesStrategy final : public Strategy {
     return std::nullopt;
   }
 
-  // The pool columns scored for the next pick: every open config of the pool while there are at
-  // most `candidates` open configs, else the open neighbours of the best five and a random
-  // sample of the pool's open configs, `candidates` in all.
-  std::vector<std::size_t> candidates() {
-    std::vector<std::size_t> out;
-    if (ledger_.open_count() <= candidates_) {
-      for (std::size_t j = 0; j < gp_.pool().size(); ++j)
-        if (ledger_.open(gp_.pool()[j])) out.push_back(j);
-      return out;
+  // Whether this pick is the local one: every other pick chooses among the open one-param moves
+  // of the best config told (near_), when there is one; the others among the whole pool.
+  bool local_turn() {
+    if (picks_++ % local_every != 0) return false;
+    const std::vector<std::size_t> bests = best_configs();
+    if (bests.empty()) return false;
+    near_.assign(space_.size(), false);
+    bool any = false;
+    for (std::size_t nb : one_param_moves(bests.front()))
+      if (ledger_.open(nb) && gp_->column(nb) >= 0) near_[nb] = any = true;
+    return any;
+  }
+
+  // The neighbourhoods of the best configs join the pool as the best change: the search's local
+  // region, scored beside the pool's global sample.
+  void add_neighbourhoods() {
+    if (!sampled_) return;
+    for (std::size_t k : best_configs()) {
+      if (!local_.insert(k).second) continue;
+      for (std::size_t nb : one_param_moves(k))
+        if (ledger_.open(nb)) gp_->add_to_pool(nb);
     }
-    std::vector<std::size_t> chosen;
-    auto add = [&](std::size_t k) {
-      if (!ledger_.open(k) || gp_.column(k) < 0 || scored_[k]) return;
-      scored_[k] = true;
-      chosen.push_back(k);
-    };
-    for (std::size_t k : best_configs())
-      for (std::size_t nb : neighbours(k)) {
-        if (ledger_.open(nb)) gp_.add_to_pool(nb);
-        add(nb);
-      }
-    for (std::size_t tries = 0; chosen.size() < candidates_ && tries < 8 * candidates_; ++tries)
-      add(rng_.below(space_.size()));
-    for (std::size_t k : chosen) {
-      scored_[k] = false;
-      out.push_back(static_cast<std::size_t>(gp_.column(k)));
-    }
-    return out;
   }
 
   void pend(std::size_t k) {
     ledger_.propose(k);
-    gp_.add_pending(k);
+    gp_->add_pending(k);
+  }
+
+  // The value the model sees of config `k`: its told value capped at cap_quantile of the valid
+  // ones, and an invalid config a penalty above the cap.
+  double model_value(std::size_t k, double cap) const {
+    const std::optional<double>& v = ledger_.value(k);
+    return v ? std::min(*v, cap) : cap + invalid_penalty;
+  }
+  double value_cap() {
+    if (cap_for_ != valid_.size()) {
+      std::vector<double> v = valid_;
+      const auto at = static_cast<std::ptrdiff_t>(cap_quantile * static_cast<double>(v.size() - 1));
+      std::nth_element(v.begin(), v.begin() + at, v.end());
+      cap_ = v[static_cast<std::size_t>(at)];
+      cap_for_ = valid_.size();
+    }
+    return cap_;
   }
 
   // The training set's values standardized (`mean`, `scale`), less the prior mean: what the
@@ -259,24 +325,27 @@ class BayesStrategy final : public Strategy {
     double mean = 0;
     double scale = 1;
   };
-  Standardized standardized() const {
-    const std::vector<std::size_t>& train = gp_.train();
+  Standardized standardized() {
+    const std::vector<std::size_t>& train = gp_->train();
     Standardized st;
-    st.y.resize(static_cast<Eigen::Index>(train.size()));
-    for (std::size_t i = 0; i < train.size(); ++i) {
-      const std::optional<double>& v = ledger_.value(train[i]);
-      st.y(static_cast<Eigen::Index>(i)) = v ? *v : worst_ + invalid_penalty;
-    }
-    st.mean = st.y.mean();
-    const double var = (st.y.array() - st.mean).square().mean();
-    st.scale = var > 1e-12 ? std::sqrt(var) : 1.0;
-    st.y = (st.y.array() - st.mean) / st.scale;
+    st.y = standard(train, st.mean, st.scale);
     st.best = st.y.minCoeff();
     if (!guide_.empty()) {
       for (std::size_t i = 0; i < train.size(); ++i)
         st.y(static_cast<Eigen::Index>(i)) -= prior_mean(train[i], st);
     }
     return st;
+  }
+  // The model values of `configs`, standardized: less their `mean`, over their `scale`.
+  Eigen::VectorXd standard(const std::vector<std::size_t>& configs, double& mean, double& scale) {
+    const double cap = value_cap();
+    Eigen::VectorXd y(static_cast<Eigen::Index>(configs.size()));
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      y(static_cast<Eigen::Index>(i)) = model_value(configs[i], cap);
+    mean = y.mean();
+    const double var = (y.array() - mean).square().mean();
+    scale = var > 1e-12 ? std::sqrt(var) : 1.0;
+    return (y.array() - mean) / scale;
   }
 
   // The prior mean of config `k` in the standardized units of `st`: 0 (the outcomes' mean)
@@ -287,21 +356,74 @@ class BayesStrategy final : public Strategy {
     return prior_weight * (*corrected - st.mean) / st.scale;
   }
 
-  // The training set: every observation while few, else the best half of the cap and the most
-  // recent ones, in the order they were told.
-  std::vector<std::size_t> training_set() const {
+  // Each param's relevance, by the marginal likelihood of the training set (at most
+  // relevance_sample of it: the best half and the most recent) under the points scaled by it:
+  // one pass over the length scales, then each relevance halved or doubled while that helps
+  // (two sweeps). A change makes the model anew on the scaled points.
+  void choose_relevance() {
+    std::vector<std::size_t> sample = training_set(relevance_sample);
+    double mean = 0;
+    double scale = 1;
+    const Eigen::VectorXd y = standard(sample, mean, scale);
+    auto likelihood = [&](const std::vector<double>& w, double length) {
+      Eigen::MatrixXd x(static_cast<Eigen::Index>(sample.size()), base_.cols());
+      for (std::size_t i = 0; i < sample.size(); ++i)
+        for (Eigen::Index c = 0; c < base_.cols(); ++c)
+          x(static_cast<Eigen::Index>(i), c) =
+              base_(static_cast<Eigen::Index>(sample[i]), c) * w[groups_[c]];
+      return GaussianProcess::likelihood(x, y, length, noise_variance);
+    };
+    std::vector<double> w = relevance_;
+    std::size_t g = 0;
+    double best = -std::numeric_limits<double>::infinity();
+    for (std::size_t h = 0; h < lengths_.size(); ++h)
+      if (const double ml = likelihood(w, lengths_[h]); ml > best) {
+        best = ml;
+        g = h;
+      }
+    for (int sweep = 0; sweep < 2; ++sweep) {
+      bool moved = false;
+      for (std::size_t d = 0; d < w.size(); ++d)
+        for (double f : {0.5, 2.0}) {
+          std::vector<double> t = w;
+          t[d] = std::clamp(t[d] * f, relevance_bounds[0], relevance_bounds[1]);
+          if (t[d] == w[d]) continue;
+          if (const double ml = likelihood(t, lengths_[g]); ml > best + 1e-9) {
+            best = ml;
+            w = std::move(t);
+            moved = true;
+          }
+        }
+      if (!moved) break;
+    }
+    if (w == relevance_) return;
+    relevance_ = std::move(w);
+    for (Eigen::Index c = 0; c < base_.cols(); ++c)
+      points_.col(c) = base_.col(c) * relevance_[groups_[c]];
+    gp_ = std::make_unique<GaussianProcess>(points_, lengths_, noise_variance);
+    for (std::size_t k = 0; k < ledger_.size(); ++k)
+      if (ledger_.pending(k)) gp_->add_pending(k);
+    fitted_ = false;
+  }
+
+  // The training set of at most `cap` observations: every one while few, else the best half
+  // and the most recent ones, in the order they were told.
+  std::vector<std::size_t> training_set(std::size_t cap = max_observations) const {
     std::vector<std::size_t> all(observed_.size());
     std::iota(all.begin(), all.end(), std::size_t{0});
-    if (all.size() > max_observations) {
+    if (all.size() > cap) {
       std::vector<std::size_t> by_value = all;
       auto key = [&](std::size_t i) {
         const auto& v = observed_[i].second;
         return v ? *v : std::numeric_limits<double>::infinity();
       };
-      std::stable_sort(by_value.begin(), by_value.end(),
-                       [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
-      std::set<std::size_t> keep(by_value.begin(), by_value.begin() + max_observations / 2);
-      for (std::size_t i = all.size(); i-- > 0 && keep.size() < max_observations;)
+      const auto half = static_cast<std::ptrdiff_t>(cap / 2);
+      std::partial_sort(by_value.begin(), by_value.begin() + half, by_value.end(),
+                        [&](std::size_t a, std::size_t b) {
+                          return key(a) < key(b) || (key(a) == key(b) && a < b);
+                        });
+      std::set<std::size_t> keep(by_value.begin(), by_value.begin() + half);
+      for (std::size_t i = all.size(); i-- > 0 && keep.size() < cap;)
         keep.insert(i);
       all.assign(keep.begin(), keep.end());
     }
@@ -313,8 +435,8 @@ class BayesStrategy final : public Strategy {
 
   // Fits the model from scratch: the training set, the length scale, a pool.
   bool fit() {
-    if (!gp_.fit(training_set())) return false;
-    gp_.choose_length(standardized().y);
+    if (!gp_->fit(training_set())) return false;
+    gp_->choose_length(standardized().y);
     since_refit_ = 0;
     fitted_ = true;
     draw_pool();
@@ -324,39 +446,35 @@ class BayesStrategy final : public Strategy {
   // Over the cap, makes the model's training set the one of training_set() again: the
   // observations that left it are removed, one that came back (the best half moved) is added.
   bool follow_the_training_set() {
-    if (gp_.train().size() <= max_observations) return true;
+    if (gp_->train().size() <= max_observations) return true;
     const std::vector<std::size_t> keep = training_set();
     const std::set<std::size_t> kept(keep.begin(), keep.end());
-    for (std::size_t i = gp_.train().size(); i-- > 0;)
-      if (!kept.contains(gp_.train()[i])) gp_.remove(i);
-    const std::set<std::size_t> have(gp_.train().begin(), gp_.train().end());
+    for (std::size_t i = gp_->train().size(); i-- > 0;)
+      if (!kept.contains(gp_->train()[i])) gp_->remove(i);
+    const std::set<std::size_t> have(gp_->train().begin(), gp_->train().end());
     for (std::size_t k : keep)
-      if (!have.contains(k) && !gp_.add(k)) return false;
+      if (!have.contains(k) && !gp_->add(k)) return false;
     return true;
   }
 
-  // The pool, sorted: every untold config while there are at most twice `candidates`, else the
-  // pending ones, the open neighbours of the best five and a random sample of open configs,
-  // twice `candidates` of them.
+  // The pool, sorted: every untold config while there are at most `candidates`, else the
+  // pending ones, the one-param moves of the best five (add_neighbourhoods) and a random sample
+  // of `candidates` open configs.
   void draw_pool() {
-    const std::size_t size = 2 * candidates_;
-    std::set<std::size_t> chosen(gp_.pending().begin(), gp_.pending().end());
-    sampled_ = ledger_.size() - ledger_.told_count() > size;
+    std::set<std::size_t> chosen(gp_->pending().begin(), gp_->pending().end());
+    sampled_ = ledger_.size() - ledger_.told_count() > candidates_;
+    local_.clear();
     if (!sampled_) {
       for (std::size_t k = 0; k < ledger_.size(); ++k)
         if (!ledger_.told(k)) chosen.insert(k);
     } else {
       std::size_t open = 0;
-      auto add = [&](std::size_t k) {
+      for (std::size_t tries = 0; open < candidates_ && tries < 8 * candidates_; ++tries) {
+        const std::size_t k = rng_.below(space_.size());
         if (ledger_.open(k) && chosen.insert(k).second) ++open;
-      };
-      for (std::size_t k : best_configs())
-        for (std::size_t nb : neighbours(k))
-          add(nb);
-      for (std::size_t tries = 0; open < size && tries < 8 * size; ++tries)
-        add(rng_.below(space_.size()));
+      }
     }
-    gp_.set_pool({chosen.begin(), chosen.end()});
+    gp_->set_pool({chosen.begin(), chosen.end()});
     redraw_ = false;
     since_draw_ = 0;
   }
@@ -374,13 +492,14 @@ class BayesStrategy final : public Strategy {
     return out;
   }
 
-  // The configs one position away from `k` in one param.
-  std::vector<std::size_t> neighbours(std::size_t k) const {
+  // The configs that differ from `k` in the value of one param.
+  std::vector<std::size_t> one_param_moves(std::size_t k) const {
     std::vector<std::size_t> out;
     for (std::size_t d = 0; d < space_.dims(); ++d)
-      for (int step : {-1, 1}) {
+      for (int v = 0; v < static_cast<int>(space_.levels(d)); ++v) {
         std::vector<int> c = space_.coords(k);
-        c[d] += step;
+        if (c[d] == v) continue;
+        c[d] = v;
         if (std::optional<std::size_t> nb = space_.find(c)) out.push_back(*nb);
       }
     return out;
@@ -392,21 +511,30 @@ class BayesStrategy final : public Strategy {
   std::vector<std::size_t> order_;  // the random draws: a lazy Fisher-Yates
   std::size_t drawn_ = 0;
   std::vector<std::pair<std::size_t, std::optional<double>>> observed_;  // in the order told
-  std::size_t valid_ = 0;
-  double worst_ = -std::numeric_limits<double>::infinity();
+  std::vector<double> valid_;  // the valid values told, in order
   std::size_t initial_;
   double exploration_;
   std::size_t candidates_;
-  double cost_weight_;  // 0: expected improvement alone
-  Eigen::MatrixXd points_;
-  GaussianProcess gp_;
-  CostModel cost_;  // the compile seconds told, when cost_weight_ > 0
+  double cost_weight_;                            // 0: expected improvement alone
+  std::vector<std::size_t> groups_;               // per column of the coordinates: its param
+  Eigen::MatrixXd base_;                          // the coordinates (encoding_of)
+  Eigen::MatrixXd points_;                        // the coordinates times their param's relevance
+  std::vector<double> relevance_;                 // per param
+  std::size_t next_relevance_ = first_relevance;  // valid outcomes at the next choice
+  std::vector<double> lengths_;
+  std::unique_ptr<GaussianProcess> gp_;
+  Eigen::MatrixXd positions_;  // the cost model's features
+  CostModel cost_;             // the compile seconds told, when cost_weight_ > 0
   bool fitted_ = false;
   std::size_t since_refit_ = 0;
-  bool sampled_ = false;      // the pool is a sample of the open configs
-  std::vector<bool> scored_;  // per config: chosen by candidates() (false between calls)
-  bool redraw_ = false;       // draw the pool again before the next pick
+  bool sampled_ = false;         // the pool is a sample of the open configs
+  std::set<std::size_t> local_;  // the best configs whose neighbourhoods joined the pool
+  std::size_t picks_ = 0;
+  std::vector<bool> near_;
+  bool redraw_ = false;  // draw the pool again before the next pick
   std::size_t since_draw_ = 0;
+  double cap_ = 0;  // value_cap() for cap_for_ valid values
+  std::size_t cap_for_ = SIZE_MAX;
   // The pool's predicted means and the best standardized value, for means_for_: the model's
   // version and the outcomes told.
   Eigen::VectorXd means_;

@@ -25,8 +25,9 @@ const std::vector<StrategyInfo>& strategies() {
          "configs drawn at random (the incumbents included) before the model chooses"},
         {"exploration", false, 0, false, std::nullopt, 0.01,
          "expected improvement's margin, in standard deviations of log time"},
-        {"candidates", true, 16, false, std::nullopt, 2048,
-         "unmeasured configs the model scores per step (all of them in smaller spaces)"},
+        {"candidates", true, 16, false, std::nullopt, 512,
+         "unmeasured configs drawn at random that the model scores beside the best configs' "
+         "neighbourhoods (all of them in smaller spaces)"},
         {"cost_weight", false, 0, false, 2.0, 0,
          "how much the predicted compile seconds weigh: expected improvement is divided by the "
          "predicted compile cost (relative to the median) to this power; 0: not at all",
