@@ -25,6 +25,7 @@
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/build/elf_symbols.hpp>
+#include <tuner/core/process/stop_signals.hpp>
 #include <tuner/core/process/subprocess.hpp>
 
 extern char** environ;
@@ -386,6 +387,8 @@ CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest
   CaptureOptions options;
   options.merge_stderr = true;  // nvcc's and ptxas's lines in the order written
   options.timeout_s = request.timeout_s;
+  // A stop request (SIGINT, SIGTERM) kills the compile at once: killed, it is not cached.
+  options.stop = [] { return StopSignals::received() != 0; };
   const auto started = std::chrono::steady_clock::now();
   const Captured run = run_captured(request.command(out), options);
   const double seconds =
