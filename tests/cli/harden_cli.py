@@ -321,6 +321,29 @@ class HardenCli(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertTrue(text(r.stderr).startswith("tuner: error: unknown option '--jsn'"))
 
+    def test_option_errors_are_said_the_tune_way(self):
+        # CLI11's own words were printed raw, without the command or a near miss.
+        cases = [
+            (["store", "pul"], "tuner store: error: unknown subcommand 'pul', did you mean "
+                               "'pull'? (the subcommands: "),
+            (["record", "sett"], "tuner record: error: unknown subcommand 'sett', did you mean "
+                                 "'set'? (the subcommands: "),
+            (["merge", "--manifst", "x"], "tuner merge: error: unknown option '--manifst', did "
+                                          "you mean '--manifest'? (run 'tuner merge --help')"),
+            (["export", "--fromat", "t4", "x"], "tuner export: error: unknown option '--fromat', "
+                                                "did you mean '--format'?"),
+            (["shards", "--count", "1e2"], "tuner shards: error: "),
+            (["store"], "tuner store: error: a subcommand is required (the subcommands: "),
+        ]
+        for args, start in cases:
+            r = run(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertTrue(text(r.stderr).startswith(start), (args, r.stderr))
+            self.assertEqual(text(r.stderr).count("\n"), 1, r.stderr)
+        r = run("shards", "--count", "1e2")
+        self.assertIn("--count", text(r.stderr))
+        self.assertIn("(run 'tuner shards --help')", text(r.stderr))
+
     def test_bad_logs_and_archs_are_bad_input(self):
         r = self.exec_sh("echo 1", log=self.dir)
         self.assertEqual((r.returncode, text(r.stderr)),

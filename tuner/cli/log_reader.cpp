@@ -8,6 +8,7 @@
 
 #include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/log_lines.hpp>
+#include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/search/trial.hpp>
 #include <tuner/core/search/trial_log.hpp>
 
@@ -92,6 +93,7 @@ result<LogFile> parse_log_file(const std::string& path, const std::string& conte
 }
 
 std::string first_line(const std::string& path) {
+  if (not_regular_problem(path)) return "";
   std::ifstream in(path, std::ios::binary);
   LogLines lines(path, in);
   std::string line;

@@ -13,6 +13,7 @@
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/bucket_name.hpp>
 #include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 
 namespace tune {
@@ -156,6 +157,7 @@ void ShardSummary::save(const fs::path& to) const {
 
 result<ShardSummary> ShardSummary::load(const fs::path& from) {
   const std::string label = from.string();
+  if (auto d = not_regular_problem(from)) return fail(*d);
   std::error_code ec;
   const std::uintmax_t size = fs::file_size(from, ec);
   if (ec) return fail(label, 0, 0, "cannot read the file: " + ec.message());
