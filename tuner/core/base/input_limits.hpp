@@ -39,6 +39,11 @@ inline constexpr double max_seconds = 7.0 * 24 * 3600;
 /// The shortest time a setting may name, when not 0: a millisecond.
 inline constexpr double min_seconds = 0.001;
 
+/// The most compiles at once that a setting may ask for: --compile-jobs, TUNE_COMPILE_JOBS and
+/// the build's TUNE_WARM_JOBS (cmake/TuneKernel.cmake checks the same range at configure,
+/// `_TUNE_MAX_JOBS`; tests/layout/one_range_test.py keeps the two equal).
+inline constexpr long max_jobs = 1024;
+
 /// `1 MiB` / `16 MiB` / `1 GiB` / `123 bytes`, for messages about the limits above.
 inline std::string describe_size(std::uint64_t bytes) {
   if (bytes >= (std::uint64_t{1} << 30) && bytes % (std::uint64_t{1} << 30) == 0)

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/env_number.hpp>
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/result.hpp>
@@ -240,9 +241,7 @@ void from_json(const json& j, CacheEntry& e) {
 }
 
 fs::path effective_cache_dir(const fs::path& configured) {
-  const char* env = std::getenv("TUNE_CACHE_DIR");
-  if (env != nullptr && *env != '\0') return fs::path(env);
-  return configured;
+  return env_directory("TUNE_CACHE_DIR").value_or(configured);  // absolute, `~` expanded
 }
 
 fs::path KernelCache::cubin_path(std::string_view key) const {

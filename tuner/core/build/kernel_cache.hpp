@@ -126,7 +126,8 @@ void to_json(nlohmann::json& j, const CacheEntry& e);
 void from_json(const nlohmann::json& j, CacheEntry& e);
 
 /// The cache directory to use: the TUNE_CACHE_DIR environment variable when it is set and not
-/// empty, otherwise `configured` (the manifest's `cache_dir`).
+/// empty (made absolute, `~` expanded, by env_directory), otherwise `configured` (the manifest's
+/// `cache_dir`).
 std::filesystem::path effective_cache_dir(const std::filesystem::path& configured);
 
 /// A kernel cache directory. Reads re-check what they find; writes are atomic (a temporary file

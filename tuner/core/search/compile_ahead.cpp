@@ -5,6 +5,7 @@
 #include <string>
 
 #include <tuner/core/base/env_number.hpp>
+#include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/process/stop_signals.hpp>
 #include <tuner/core/search/supervisor.hpp>
 
@@ -196,7 +197,7 @@ std::size_t pipeline_window(int jobs) {
 }
 
 int compile_ahead_jobs(std::optional<int> cap) {
-  if (const auto n = env_whole_number("TUNE_COMPILE_JOBS", 1, 1024))
+  if (const auto n = env_whole_number("TUNE_COMPILE_JOBS", 1, max_jobs))
     return static_cast<int>(*n);
   // One core stays with the measuring worker, whose host thread queues the launches.
   const unsigned cores = std::thread::hardware_concurrency();
