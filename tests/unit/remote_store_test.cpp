@@ -402,6 +402,27 @@ TEST_F(RemoteStoreTest, AStoreAnsweringHtmlIsOneWarningThenLocal) {
   EXPECT_FALSE(r->reachable());
 }
 
+TEST_F(RemoteStoreTest, AStoreAnsweringJsonThatIsNoEntryIsOneWarningThenLocal) {
+  // `{}`, `[]`, `null`, `42` answered with 200 cost one warning per candidate.
+  for (const char* body : {"{}", "[]", "null", "42", "{\"error\": \"not found\"}"}) {
+    warnings_.clear();
+    fs::remove_all(root_);
+    KernelCache cache(cache_dir_);
+    std::vector<std::string> keys;
+    for (int i = 0; i < 3; ++i) {
+      keys.push_back(key_of(std::string(body) + std::to_string(i)));
+      write(root_ / "ac" / keys.back(), std::string(body) + "\n");
+    }
+    auto r = remote();
+    for (const std::string& k : keys)
+      EXPECT_FALSE(r->fetch_entry(cache, request_of(k)).has_value());
+    ASSERT_EQ(warnings_.size(), 1u) << body;
+    EXPECT_NE(warnings_[0].find("JSON that is not a cache entry"), std::string::npos)
+        << warnings_[0];
+    EXPECT_FALSE(r->reachable()) << body;
+  }
+}
+
 TEST_F(RemoteStoreTest, GcRemovesOnlyTheStoresOwnOldNames) {
   const fs::path d = dir_ / "gc";
   const std::string hex(64, 'a');
