@@ -39,6 +39,11 @@ inline constexpr double max_seconds = 7.0 * 24 * 3600;
 /// The shortest time a setting may name, when not 0: a millisecond.
 inline constexpr double min_seconds = 0.001;
 
+/// The most compile seconds a cache entry or a trial is believed (a day): a larger value is no
+/// measurement (a cache entry reads it as unknown, a trial log refuses it), and sums and
+/// formats of them stay readable numbers.
+inline constexpr double max_compile_s = 86400;
+
 /// The most compiles at once that a setting may ask for: --compile-jobs, TUNE_COMPILE_JOBS and
 /// the build's TUNE_WARM_JOBS (cmake/TuneKernel.cmake checks the same range at configure,
 /// `_TUNE_MAX_JOBS`; tests/layout/one_range_test.py keeps the two equal).

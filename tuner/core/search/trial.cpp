@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/json_text.hpp>
 
 namespace tune {
@@ -264,8 +265,10 @@ result<Trial> trial_from_json(const nlohmann::json& j) {
     t.prior_rank = it->get<int>();
   }
   if (auto it = j.find("compile_s"); it != j.end() && !it->is_null()) {
-    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
-      return bad("'compile_s' must be a non-negative number");
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0 ||
+        it->get<double>() > max_compile_s)
+      return bad(
+          fmt::format("'compile_s' must be a number of seconds in [0, {:g}]", max_compile_s));
     t.compile_s = it->get<double>();
   }
   return t;
