@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/base/json_position.hpp>
 #include <tuner/core/base/json_text.hpp>
 
 namespace tune {
@@ -272,6 +273,19 @@ result<Trial> trial_from_json(const nlohmann::json& j) {
     t.compile_s = it->get<double>();
   }
   return t;
+}
+
+std::optional<std::string> trial_line_problem(std::string_view line, const Trial& trial,
+                                              bool maximize) {
+  if (auto dup = json_duplicate_key(line))
+    return fmt::format(
+        "key '{}' appears twice in one object (a reader would silently take "
+        "the last)",
+        printable(one_line(dup->second)));
+  if (const MeasuredState* m = trial.state.measured();
+      m != nullptr && !maximize && m->min_ms > m->median_ms)
+    return fmt::format("min_ms {} is above its median_ms {}", m->min_ms, m->median_ms);
+  return std::nullopt;
 }
 
 }  // namespace tune
