@@ -67,6 +67,18 @@ class ConfigureTest(unittest.TestCase):
         finally:
             self.configure(DECLARE, "-DTUNE_REMOTE_STORE=")
 
+    def test_warm_jobs_past_the_tuners_range_are_refused(self):
+        # TUNE_WARM_JOBS=2000 configured and warmed, and then the tune target failed on
+        # --compile-jobs' range.
+        try:
+            for jobs in ["2000", "99999999999", "0", "abc"]:
+                self.assert_fails(DECLARE, f"TUNE_WARM_JOBS='{jobs}' must be a whole number of "
+                                  "jobs in [1, 1024]", f"-DTUNE_WARM_JOBS={jobs}")
+            result = self.configure(DECLARE, "-DTUNE_WARM_JOBS=1024")
+            self.assertEqual(result.rc, 0, result)
+        finally:
+            self.configure(DECLARE, "-DTUNE_WARM_JOBS=2")
+
     def test_unknown_arguments(self):
         self.assert_fails(
             f"tune_add_kernel(scale BOGUS 1 {GOOD} ARCH sm_90)",
