@@ -56,8 +56,13 @@ class ConfigureTest(unittest.TestCase):
         try:
             for location, message in [
                     ("HTTP://bob:s3cr3t@host/store", "TUNE_REMOTE_STORE holds credentials"),
-                    ("http://host/store?token=s3cr3t", "holds a query or a fragment"),
-                    ("http://host/store#s3cr3t", "holds a query or a fragment"),
+                    ("http://host/store?token=s3cr3t", "holds a query, a fragment or a parameter"),
+                    ("http://host/store#s3cr3t", "holds a query, a fragment or a parameter"),
+                    # Blanks around the value hid the userinfo from the check (and the
+                    # manifests got the password); a ;token= parameter was written down too.
+                    (" http://bob:s3cr3t@host/store", "TUNE_REMOTE_STORE holds credentials"),
+                    ("\thttp://bob:s3cr3t@host/store ", "TUNE_REMOTE_STORE holds credentials"),
+                    ("http://host/store;token=s3cr3t", "holds a query, a fragment or a parameter"),
                     ("http://host/store/../../etc", "holds a '.' or '..' segment"),
                     ("http://host/store/%2e%2e/etc", "holds a '.' or '..' segment")]:
                 result = self.configure(DECLARE, f"-DTUNE_REMOTE_STORE={location}")
