@@ -345,9 +345,16 @@ function(_tune_global_targets tool tool_depends)
     return()
   endif()
   set_property(GLOBAL PROPERTY _TUNE_GLOBAL_TARGETS ON)
-  if(NOT TUNE_WARM_JOBS MATCHES "^[1-9][0-9]*$")
+  # The tuner's range for --compile-jobs, which the tune rule passes TUNE_WARM_JOBS to
+  # (max_jobs in tuner/core/base/input_limits.hpp): a value past it would configure and warm,
+  # and then fail the tune target.
+  set(_TUNE_MAX_JOBS 1024)
+  string(LENGTH "${TUNE_WARM_JOBS}" jobs_digits)
+  if(NOT TUNE_WARM_JOBS MATCHES "^[1-9][0-9]*$" OR jobs_digits GREATER 4
+     OR TUNE_WARM_JOBS GREATER _TUNE_MAX_JOBS)
     message(FATAL_ERROR "tune_add_kernel: TUNE_WARM_JOBS='${TUNE_WARM_JOBS}' must be a "
-      "positive number of jobs")
+      "whole number of jobs in [1, ${_TUNE_MAX_JOBS}] (the tuner's --compile-jobs range): set "
+      "-DTUNE_WARM_JOBS=${_TUNE_MAX_JOBS} or fewer")
   endif()
   set_property(GLOBAL APPEND PROPERTY JOB_POOLS tune_warm=${TUNE_WARM_JOBS})
   add_custom_target(warm)
@@ -626,8 +633,13 @@ function(tune_add_kernel name)
     set(project_root "${PROJECT_SOURCE_DIR}")
   endif()
   if(TUNE_CACHE_DIR)
-    cmake_path(ABSOLUTE_PATH TUNE_CACHE_DIR BASE_DIRECTORY "${CMAKE_BINARY_DIR}" NORMALIZE
-      OUTPUT_VARIABLE cache_dir)
+    # Absolute in the manifest, as the tuner makes TUNE_CACHE_DIR from the environment: `~` is
+    # $HOME (not a folder named `~`), a relative path the build tree's.
+    set(cache_dir "${TUNE_CACHE_DIR}")
+    if(cache_dir MATCHES "^~(/|$)" AND NOT "$ENV{HOME}" STREQUAL "")
+      string(REGEX REPLACE "^~" "$ENV{HOME}" cache_dir "${cache_dir}")
+    endif()
+    cmake_path(ABSOLUTE_PATH cache_dir BASE_DIRECTORY "${CMAKE_BINARY_DIR}" NORMALIZE)
   else()
     set(cache_dir "${CMAKE_BINARY_DIR}/tune/cache")
   endif()

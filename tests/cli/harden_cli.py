@@ -276,6 +276,30 @@ class HardenCli(unittest.TestCase):
         last = text(r.stdout).splitlines()[-1]
         self.assertTrue(last.startswith("best: BM=64,BN=128 (1.0000 ms)"), last)
 
+    def test_show_and_report_skip_a_key_said_twice_and_a_min_above_the_median(self):
+        # show and report believed both (`best: ... (0.0001 ms)`), while export skipped them.
+        self.exec_log()
+        lines = self.log.read_text().splitlines()
+        fast = json.loads(lines[1])
+        fast.update(config_id="BM=128,BN=128", params={"BM": 128, "BN": 128},
+                    state="measured", median_ms=5.0, min_ms=5.0, reps=1)
+        twice = json.dumps(fast)[:-1] + ', "median_ms": 0.0001}'
+        inverted = dict(fast, config_id="BM=16,BN=16", params={"BM": 16, "BN": 16},
+                        median_ms=0.5, min_ms=1.0)
+        lines += [twice, json.dumps(inverted)]
+        self.log.write_text("\n".join(lines) + "\n")
+        n = len(lines)
+        for cmd in (["show", self.log], ["report", "--json", self.log]):
+            r = run(*cmd)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            err = text(r.stderr)
+            self.assertIn(f"{self.log}:{n - 1}: warning: trial skipped: key 'median_ms' appears "
+                          "twice in one object", err)
+            self.assertIn(f"{self.log}:{n}: warning: trial skipped: min_ms 1 is above its "
+                          "median_ms 0.5", err)
+            self.assertNotIn("0.0001", text(r.stdout))
+            self.assertNotIn("BM=16,BN=16", text(r.stdout))
+
     def test_report_skips_a_trial_whose_phase_is_not_a_string(self):
         self.exec_log()
         lines = self.log.read_text().splitlines()
@@ -320,6 +344,29 @@ class HardenCli(unittest.TestCase):
         r = run("--jsn")
         self.assertEqual(r.returncode, 2)
         self.assertTrue(text(r.stderr).startswith("tuner: error: unknown option '--jsn'"))
+
+    def test_option_errors_are_said_the_tune_way(self):
+        # CLI11's own words were printed raw, without the command or a near miss.
+        cases = [
+            (["store", "pul"], "tuner store: error: unknown subcommand 'pul', did you mean "
+                               "'pull'? (the subcommands: "),
+            (["record", "sett"], "tuner record: error: unknown subcommand 'sett', did you mean "
+                                 "'set'? (the subcommands: "),
+            (["merge", "--manifst", "x"], "tuner merge: error: unknown option '--manifst', did "
+                                          "you mean '--manifest'? (run 'tuner merge --help')"),
+            (["export", "--fromat", "t4", "x"], "tuner export: error: unknown option '--fromat', "
+                                                "did you mean '--format'?"),
+            (["shards", "--count", "1e2"], "tuner shards: error: "),
+            (["store"], "tuner store: error: a subcommand is required (the subcommands: "),
+        ]
+        for args, start in cases:
+            r = run(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertTrue(text(r.stderr).startswith(start), (args, r.stderr))
+            self.assertEqual(text(r.stderr).count("\n"), 1, r.stderr)
+        r = run("shards", "--count", "1e2")
+        self.assertIn("--count", text(r.stderr))
+        self.assertIn("(run 'tuner shards --help')", text(r.stderr))
 
     def test_bad_logs_and_archs_are_bad_input(self):
         r = self.exec_sh("echo 1", log=self.dir)

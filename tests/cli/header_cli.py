@@ -9,7 +9,9 @@ tests/data/header/check.cpp against it with the host C++ compiler. Only nvcc --v
 """
 import datetime
 import json
+import os
 import shutil
+import stat
 import subprocess
 import sys
 import unittest
@@ -67,6 +69,24 @@ class HeaderCli(unittest.TestCase):
                             "-o", exe], capture_output=True, text=True)
         self.assertEqual(c.returncode, 0, c.stderr)
         self.assertEqual(subprocess.run([exe]).returncode, 0)
+
+    def test_an_output_that_is_not_a_regular_file_is_refused(self):
+        # A FIFO blocked the compare (read before write), and a rename would have replaced a
+        # device or a FIFO with a regular file: each is refused, left as it was, at once.
+        self.header.parent.mkdir(parents=True)
+        os.mkfifo(self.header)
+        r = subprocess.run([TUNER, "header", "--manifest", self.manifest, "--output", self.header],
+                           capture_output=True, text=True, timeout=20)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn(f"'{self.header}' is a FIFO; tune writes a file only where a regular file or "
+                      "nothing is", r.stderr)
+        self.assertTrue(stat.S_ISFIFO(os.lstat(self.header).st_mode))
+        os.remove(self.header)
+        self.header.mkdir()
+        r = self.generate()
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("is a directory", r.stderr)
+        self.assertTrue(self.header.is_dir())
 
     def test_a_fresh_record_and_a_missing_one(self):
         self.pin("m<=512 & row", "BM=128,LAYOUT=col")

@@ -128,8 +128,10 @@ class TrustCli(unittest.TestCase):
         r = run(*ex)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(len(log.read_text().splitlines()), 1 + 3)
+        # [bench] is `tuner run`'s: exec's command measures itself, so a timing edit resumes too.
         for more in ("max_evals = 5", "max_evals = 5\nbudget_s = 600",
-                     "max_evals = 6\npatience = 50"):
+                     "max_evals = 6\npatience = 50",
+                     "max_evals = 6\npatience = 50\n[bench]\nrep_ms = 5"):
             space.write_text(text.replace("timeout_s = 20\nmax_evals = 3",
                                           "timeout_s = 30\n" + more))
             r = run(*ex)

@@ -56,8 +56,13 @@ class ConfigureTest(unittest.TestCase):
         try:
             for location, message in [
                     ("HTTP://bob:s3cr3t@host/store", "TUNE_REMOTE_STORE holds credentials"),
-                    ("http://host/store?token=s3cr3t", "holds a query or a fragment"),
-                    ("http://host/store#s3cr3t", "holds a query or a fragment"),
+                    ("http://host/store?token=s3cr3t", "holds a query, a fragment or a parameter"),
+                    ("http://host/store#s3cr3t", "holds a query, a fragment or a parameter"),
+                    # Blanks around the value hid the userinfo from the check (and the
+                    # manifests got the password); a ;token= parameter was written down too.
+                    (" http://bob:s3cr3t@host/store", "TUNE_REMOTE_STORE holds credentials"),
+                    ("\thttp://bob:s3cr3t@host/store ", "TUNE_REMOTE_STORE holds credentials"),
+                    ("http://host/store;token=s3cr3t", "holds a query, a fragment or a parameter"),
                     ("http://host/store/../../etc", "holds a '.' or '..' segment"),
                     ("http://host/store/%2e%2e/etc", "holds a '.' or '..' segment")]:
                 result = self.configure(DECLARE, f"-DTUNE_REMOTE_STORE={location}")
@@ -66,6 +71,18 @@ class ConfigureTest(unittest.TestCase):
                 self.assertNotIn("s3cr3t", result.stderr + result.stdout)
         finally:
             self.configure(DECLARE, "-DTUNE_REMOTE_STORE=")
+
+    def test_warm_jobs_past_the_tuners_range_are_refused(self):
+        # TUNE_WARM_JOBS=2000 configured and warmed, and then the tune target failed on
+        # --compile-jobs' range.
+        try:
+            for jobs in ["2000", "99999999999", "0", "abc"]:
+                self.assert_fails(DECLARE, f"TUNE_WARM_JOBS='{jobs}' must be a whole number of "
+                                  "jobs in [1, 1024]", f"-DTUNE_WARM_JOBS={jobs}")
+            result = self.configure(DECLARE, "-DTUNE_WARM_JOBS=1024")
+            self.assertEqual(result.rc, 0, result)
+        finally:
+            self.configure(DECLARE, "-DTUNE_WARM_JOBS=2")
 
     def test_unknown_arguments(self):
         self.assert_fails(

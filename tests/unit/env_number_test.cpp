@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <tuner/core/build/kernel_cache.hpp>
 #include <tuner/core/search/compile_ahead.hpp>
 #include <tuner/core/store/store.hpp>
 
@@ -18,6 +19,7 @@ class EnvNumberTest : public ::testing::Test {
     ::unsetenv("TUNE_TEST_WARNED");
     ::unsetenv("TUNE_REMOTE_STORE_TIMEOUT");
     ::unsetenv("TUNE_COMPILE_JOBS");
+    ::unsetenv("TUNE_CACHE_DIR");
   }
 };
 
@@ -66,6 +68,31 @@ TEST_F(EnvNumberTest, CompileJobsOutOfRangeAreTheDefault) {
   const int fallback = compile_ahead_jobs(std::nullopt);
   ::unsetenv("TUNE_COMPILE_JOBS");
   EXPECT_EQ(fallback, compile_ahead_jobs(std::nullopt));
+}
+
+TEST_F(EnvNumberTest, TheCacheDirectoryIsAbsoluteWhereverItIsRead) {
+  // A relative TUNE_CACHE_DIR named another folder in each working directory (ninja's warm
+  // steps run in the build tree, a user's `tuner run` elsewhere), and `~` a folder named `~`.
+  namespace fs = std::filesystem;
+  EXPECT_EQ(effective_cache_dir("/build/tune/cache"), fs::path("/build/tune/cache"));
+  ::setenv("TUNE_CACHE_DIR", "relcache", 1);
+  testing::internal::CaptureStderr();
+  const fs::path relative = effective_cache_dir("/build/tune/cache");
+  effective_cache_dir("/build/tune/cache");
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(relative, fs::current_path() / "relcache");
+  EXPECT_EQ(said, "tune: note: TUNE_CACHE_DIR='relcache' is a relative path; using '" +
+                      relative.string() +
+                      "' (against this process's working directory: set an absolute path so "
+                      "that every process uses one)\n");  // once
+  const char* home = std::getenv("HOME");
+  ASSERT_NE(home, nullptr);
+  ::setenv("TUNE_CACHE_DIR", "~/cache", 1);
+  EXPECT_EQ(effective_cache_dir("/x"), (fs::path(home) / "cache").lexically_normal());
+  ::setenv("TUNE_CACHE_DIR", "/shared/./cache", 1);
+  EXPECT_EQ(effective_cache_dir("/x"), fs::path("/shared/cache"));
+  ::setenv("TUNE_CACHE_DIR", "", 1);
+  EXPECT_EQ(effective_cache_dir("/x"), fs::path("/x"));
 }
 
 }  // namespace

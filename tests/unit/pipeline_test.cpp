@@ -214,7 +214,13 @@ TEST(PipelineTest, TimesRoundTripThroughProtocolAndLog) {
   nlohmann::json negative = to_json(costed);
   negative["compile_s"] = -1;
   ASSERT_FALSE(trial_from_json(negative));
-  EXPECT_EQ(trial_from_json(negative).error().message, "'compile_s' must be a non-negative number");
+  EXPECT_EQ(trial_from_json(negative).error().message,
+            "'compile_s' must be a number of seconds in [0, 86400]");
+  // 1e308 summed to inf and printed 300 digits: over a day is no compile time.
+  negative["compile_s"] = 1e308;
+  ASSERT_FALSE(trial_from_json(negative));
+  negative["compile_s"] = 86400;
+  EXPECT_TRUE(trial_from_json(negative));
 }
 
 TEST(PipelineTest, OverheadSummaryOfALog) {

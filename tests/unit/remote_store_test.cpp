@@ -402,6 +402,27 @@ TEST_F(RemoteStoreTest, AStoreAnsweringHtmlIsOneWarningThenLocal) {
   EXPECT_FALSE(r->reachable());
 }
 
+TEST_F(RemoteStoreTest, AStoreAnsweringJsonThatIsNoEntryIsOneWarningThenLocal) {
+  // `{}`, `[]`, `null`, `42` answered with 200 cost one warning per candidate.
+  for (const char* body : {"{}", "[]", "null", "42", "{\"error\": \"not found\"}"}) {
+    warnings_.clear();
+    fs::remove_all(root_);
+    KernelCache cache(cache_dir_);
+    std::vector<std::string> keys;
+    for (int i = 0; i < 3; ++i) {
+      keys.push_back(key_of(std::string(body) + std::to_string(i)));
+      write(root_ / "ac" / keys.back(), std::string(body) + "\n");
+    }
+    auto r = remote();
+    for (const std::string& k : keys)
+      EXPECT_FALSE(r->fetch_entry(cache, request_of(k)).has_value());
+    ASSERT_EQ(warnings_.size(), 1u) << body;
+    EXPECT_NE(warnings_[0].find("JSON that is not a cache entry"), std::string::npos)
+        << warnings_[0];
+    EXPECT_FALSE(r->reachable()) << body;
+  }
+}
+
 TEST_F(RemoteStoreTest, GcRemovesOnlyTheStoresOwnOldNames) {
   const fs::path d = dir_ / "gc";
   const std::string hex(64, 'a');
@@ -601,11 +622,14 @@ TEST_F(RemoteStoreTest, PlantedSharedTrialsAreCheckedHereAndReplaced) {
   CountingObjective here(configs);
   SharedTrials shared(here, *r, c);
   std::vector<std::string> warnings;
-  result<Output> out = Autotuner("k/n<=4096")
-                           .arch("sm_90")
-                           .log(dir_ / "k.trials.jsonl")
-                           .on_warning([&](const std::string& w) { warnings.push_back(w); })
-                           .run_objective(shared);
+  std::vector<std::string> lines;
+  result<Output> out =
+      Autotuner("k/n<=4096")
+          .arch("sm_90")
+          .log(dir_ / "k.trials.jsonl")
+          .on_warning([&](const std::string& w) { warnings.push_back(w); })
+          .on_progress([&](const Progress& p) { lines.push_back(describe_trial(p)); })
+          .run_objective(shared);
   ASSERT_TRUE(out) << out.error().str();
   EXPECT_EQ(shared.adopted(), 2u);
   EXPECT_EQ(here.measured, 5);  // three in the search, the two adopted finalists to check them
@@ -625,6 +649,16 @@ TEST_F(RemoteStoreTest, PlantedSharedTrialsAreCheckedHereAndReplaced) {
                       "remote store (measured on mallory): discarded)"),
             std::string::npos)
       << line;
+  // The progress lines: the checks come after the search, numbered apart; once the planted
+  // 0.3 ms trials are discarded, the best is what may still win (1 ms), not what they said.
+  const auto first_check = std::find_if(
+      lines.begin(), lines.end(), [](const std::string& l) { return l.starts_with("[check] "); });
+  ASSERT_NE(first_check, lines.begin());
+  ASSERT_NE(first_check, lines.end());
+  EXPECT_EQ((first_check - 1)->substr(0, 1), "[");
+  EXPECT_NE((first_check - 1)->find("; best 0.3000 ms"), std::string::npos) << *(first_check - 1);
+  EXPECT_TRUE(lines.back().starts_with("[check] ")) << lines.back();
+  EXPECT_NE(lines.back().find("; best 1.0000 ms"), std::string::npos) << lines.back();
   // What was measured here replaced the planted trials in the store.
   for (const auto& [i, key] : planted) {
     std::optional<json> j = r->get_json("ac/" + key);

@@ -153,6 +153,15 @@ TEST(ShardTest, SummaryRoundTrips) {
   write(path, j.dump());
   EXPECT_EQ(ShardSummary::load(path).error().message,
             "bad log name '../escape.jsonl' in a shard summary");
+  // `"shard": 1, "shard": 2` was merged as shard 2: a key said twice is refused.
+  std::string twice = s.dump();
+  const std::size_t at = twice.find("\"shard\":");
+  ASSERT_NE(at, std::string::npos);
+  twice.insert(at, "\"shard\": 1, ");
+  write(path, twice);
+  EXPECT_EQ(ShardSummary::load(path).error().message,
+            "key 'shard' appears twice in one object: keep one of them (a reader would silently "
+            "take the last)");
 }
 
 // Found while writing the shard_summary fuzz target: a summary whose `bench` nests 200,000

@@ -141,6 +141,21 @@ TEST(SpaceSearchTest, EachBadValueIsRefusedAtItsPlaceWithTheFix) {
       {"compile_timeout_s = nan",
        "mem.toml:12:21: error: 'compile_timeout_s' in [search] must "
        "be a positive number of seconds, got nan"},
+      // The CLI's range for --timeout and --budget: a week at most (a larger number would
+      // overflow the millisecond waits), a millisecond at least.
+      {"compile_timeout_s = 1e7",
+       "mem.toml:12:21: error: 'compile_timeout_s' in [search] must be a number of seconds in "
+       "(0, 604800] (one week at most), at least 0.001 when not 0, got 1e+07; for no practical "
+       "limit write 604800"},
+      {"timeout_s = 1e12",
+       "mem.toml:12:13: error: 'timeout_s' in [search] must be a number of seconds in (0, "
+       "604800]"},
+      {"budget_s = 604801",
+       "mem.toml:12:12: error: 'budget_s' in [search] must be a number of "
+       "seconds in (0, 604800]"},
+      {"timeout_s = 0.0001",
+       "mem.toml:12:13: error: 'timeout_s' in [search] must be a number of seconds in (0, "
+       "604800] (one week at most), at least 0.001 when not 0, got 0.0001"},
       // A misspelt key is named with the right one.
       {"prior_topk = 8", "mem.toml:12:1: error: unknown key 'prior_topk' in [search]"},
   };
@@ -148,6 +163,14 @@ TEST(SpaceSearchTest, EachBadValueIsRefusedAtItsPlaceWithTheFix) {
     const std::string got = parse_error(b.search);
     EXPECT_EQ(got.substr(0, b.error.size()), b.error) << b.search;
   }
+  // [bench]'s times in milliseconds: the same week at most.
+  EXPECT_EQ(parse_error("seed = 1\n[bench]\nrep_ms = 1e12"),
+            "mem.toml:14:10: error: 'rep_ms' in [bench] must be a number of milliseconds in (0, "
+            "6.048e+08] (one week at most), got 1e+12; for no practical limit write 6.048e+08");
+  EXPECT_EQ(parse_error("seed = 1\n[bench]\nwarmup_ms = 0\nrep_ms = 0.5"), "parsed");
+  // The range's ends are accepted.
+  EXPECT_EQ(parse_error("timeout_s = 604800\nbudget_s = 0.001\ncompile_timeout_s = 604800"),
+            "parsed");
   EXPECT_NE(parse_error("prior_topk = 8").find("did you mean 'prior_top_k'?"), std::string::npos);
   EXPECT_NE(parse_error("retune_minnew = 8").find("did you mean 'retune_min_new'?"),
             std::string::npos);

@@ -239,6 +239,31 @@ TEST_F(TrialLogTest, UnreadableLinesAreSkippedWithAWarningNamingTheLine) {
   EXPECT_EQ(read(), text);  // skipped lines stay: only a torn last line is ever cut
 }
 
+TEST_F(TrialLogTest, TheTrialRulesOfEveryReaderHoldOnResume) {
+  // A key said twice (a parser keeps the last: 0.0001 ms) and a minimum above its median were
+  // adopted on resume, while export skipped them.
+  std::string twice = to_json_line(trial(2, 5.0));
+  twice.insert(twice.size() - 1, R"(,"median_ms":0.0001)");
+  Trial inverted = Trial::measured(0.5, 1.0, 10);
+  inverted.config = Config{{"A", 3}};
+  inverted.time = "2026-11-29T10:00:00Z";
+  write(header_line() + to_json_line(trial(1)) + "\n" + twice + "\n" + to_json_line(inverted) +
+        "\n");
+  auto log = TrialLog::open(path_, header());
+  ASSERT_TRUE(log.has_value());
+  EXPECT_EQ(log->trials(), std::vector<Trial>{trial(1)});
+  EXPECT_EQ(log->warnings(),
+            (std::vector<std::string>{
+                path_.string() + ":3: warning: skipped an inconsistent trial: key 'median_ms' "
+                                 "appears twice in one object (a reader would silently take "
+                                 "the last)",
+                path_.string() + ":4: warning: skipped an inconsistent trial: min_ms 1 is above "
+                                 "its median_ms 0.5"}));
+  // A score (maximize) is no time: its min above its median is what the objective said.
+  EXPECT_FALSE(trial_line_problem(to_json_line(inverted), inverted, true));
+  EXPECT_TRUE(trial_line_problem(to_json_line(inverted), inverted, false));
+}
+
 TEST_F(TrialLogTest, SecondWriterIsRefusedNamingTheHolder) {
   auto first = TrialLog::open(path_, header());
   ASSERT_TRUE(first.has_value());

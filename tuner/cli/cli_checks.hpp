@@ -11,12 +11,13 @@
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
+#include <tuner/core/base/input_limits.hpp>
+
 namespace tune::cli {
 
-/// The longest duration a --budget or --timeout may name: one week, in seconds.
-inline constexpr double max_seconds = 7.0 * 24 * 3600;
-/// The shortest: a millisecond.
-inline constexpr double min_seconds = 0.001;
+/// The range of a --budget or --timeout: a space's time settings have the same one.
+using tune::max_seconds;
+using tune::min_seconds;
 
 /// A number of seconds: finite, more than 0 (or at least 0 with `zero_allowed`) and at most
 /// max_seconds, and at least min_seconds when not 0. Refused: `must be a number of seconds in

@@ -17,6 +17,7 @@
 #include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/process/stop_signals.hpp>
 #include <tuner/core/process/subprocess.hpp>
@@ -47,18 +48,20 @@ struct Interrupted {
 
 constexpr std::size_t max_kept_output = 64 * 1024;
 
-// The space hash for the log's header: the space's without its stop rules, so that a resumed
-// run may be given more evaluations or budget in the space file; a log written before (its
-// header names the whole space hash) keeps resuming with that one.
+// The space hash for the log's header: the space's without its stop rules and its [bench]
+// table (the command measures itself), so that a resumed run may be given more evaluations or
+// budget, or other timing settings for `tuner run`, in the space file. A log written before
+// names the whole space hash, or the one with [bench] in it: it keeps resuming with that one.
 std::string log_space_hash(const Space& space, const std::string& log) {
-  std::ifstream in(log, std::ios::binary);
+  std::ifstream in;
+  if (!not_regular_problem(log)) in.open(log, std::ios::binary);  // a FIFO would block
   std::string first(4096, '\0');
   in.read(first.data(), static_cast<std::streamsize>(first.size()));
   first.resize(static_cast<std::size_t>(in.gcount()));
-  const std::string old = "\"space_hash\":\"" + space.space_hash() + "\"";
-  const std::size_t line_end = first.find('\n');
-  if (first.substr(0, line_end).find(old) != std::string::npos) return space.space_hash();
-  return space.search_hash();
+  const std::string header = first.substr(0, first.find('\n'));
+  for (const std::string& hash : {space.space_hash(), space.search_hash()})
+    if (header.find("\"space_hash\":\"" + hash + "\"") != std::string::npos) return hash;
+  return space.exec_hash();
 }
 
 // "1.5" -> 1.5; nullopt unless the whole text is one number.

@@ -35,6 +35,7 @@
 #include <tuner/cli/json_summary.hpp>
 #include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/bucket_name.hpp>
+#include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
@@ -350,7 +351,7 @@ void add_run_command(CLI::App& app, Run& run) {
                 "instead of counting them not compiled");
   sub->add_option("--compile-jobs", opt->compile_jobs,
                   "with --compile-ahead: at most this many compiles at once")
-      ->check(whole_number(1, 1024));
+      ->check(whole_number(1, max_jobs));
   sub->add_flag("--json", opt->json,
                 "print each record's state and winners as JSON on stdout (other lines go to "
                 "stderr)");

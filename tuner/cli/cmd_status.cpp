@@ -128,7 +128,14 @@ int run_status(const StatusOptions& opt) {
     const Manifest& m = build->manifest;
     for (const auto& arch : m.archs) {
       fs::path record = m.record_path(arch).value();
-      result<Verification> v = verify_kernel_record(*build, arch, record);
+      // A kernel whose source cannot be read is one error row: the other kernels are listed.
+      result<Verification> v = [&]() -> result<Verification> {
+        try {
+          return verify_kernel_record(*build, arch, record);
+        } catch (const input_error& e) {
+          return fail(e.diag());
+        }
+      }();
       if (!v) {
         rows.push_back(error_row(path, v.error(), out));
         bad_input = true;

@@ -22,6 +22,7 @@
 #include <tuner/cli/json_summary.hpp>
 #include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/hash.hpp>
+#include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/process/stop_signals.hpp>
 #include <tuner/core/process/subprocess.hpp>
@@ -227,7 +228,7 @@ void add_tune_command(CLI::App& app, Run& run) {
   sub->add_option("--compile-jobs", opt->compile_jobs,
                   "at most this many compiles ahead at once (the tune target passes "
                   "TUNE_WARM_JOBS; TUNE_COMPILE_JOBS overrides; default: the cores but one)")
-      ->check(whole_number(1, 1024));
+      ->check(whole_number(1, max_jobs));
   sub->add_flag("--json", opt->json,
                 "print each record's state and winners as JSON on stdout (other lines go to "
                 "stderr)");

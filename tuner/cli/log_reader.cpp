@@ -8,6 +8,7 @@
 
 #include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/log_lines.hpp>
+#include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/search/trial.hpp>
 #include <tuner/core/search/trial_log.hpp>
 
@@ -19,6 +20,7 @@ std::optional<diagnostic> visit_log(LogLines& lines, const LogVisitor& visit) {
   const std::string& path = lines.path();
   std::string line;
   bool have_header = false;
+  bool maximize = false;
   while (lines.next(line)) {
     const int number = lines.number();
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -52,7 +54,8 @@ std::optional<diagnostic> visit_log(LogLines& lines, const LogVisitor& visit) {
         return diagnostic{path, number, 0,
                           fmt::format("log_schema {} is not supported (this tuner reads {})",
                                       header->log_schema, log_schema)};
-      visit.header(to_json(*header), header->objective == "maximize");
+      maximize = header->objective == "maximize";
+      visit.header(to_json(*header), maximize);
       have_header = true;
       continue;
     }
@@ -62,6 +65,12 @@ std::optional<diagnostic> visit_log(LogLines& lines, const LogVisitor& visit) {
     if (!trial) {
       visit.warning(
           fmt::format("{}:{}: warning: trial skipped: {}", path, number, trial.error().message));
+      continue;
+    }
+    // The rule of every trial reader (a run's resume, export): a key written twice, a minimum
+    // above the median.
+    if (std::optional<std::string> why = trial_line_problem(line, *trial, maximize)) {
+      visit.warning(fmt::format("{}:{}: warning: trial skipped: {}", path, number, *why));
       continue;
     }
     visit.trial(to_json(*trial), *trial);
@@ -92,6 +101,7 @@ result<LogFile> parse_log_file(const std::string& path, const std::string& conte
 }
 
 std::string first_line(const std::string& path) {
+  if (not_regular_problem(path)) return "";
   std::ifstream in(path, std::ios::binary);
   LogLines lines(path, in);
   std::string line;

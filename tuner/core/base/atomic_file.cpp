@@ -12,7 +12,10 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <fmt/core.h>
 
 #include <tuner/core/base/fault_inject.hpp>
 #include <tuner/core/base/result.hpp>
@@ -112,6 +115,31 @@ class FdBuffer : public std::streambuf {
   char buffer_[1 << 16];
 };
 
+// What a file type is called in the refusal of a target that is not a regular file.
+const char* kind_of_file(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+void check_replaceable(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;  // nothing there (the rename says what else)
+  if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) return;
+  throw error(
+      fmt::format("'{}' is {}; tune writes a file only where a regular file or nothing "
+                  "is (a rename would replace it, not write to it): name another path, "
+                  "or leave the option out to print the output",
+                  path.string(), kind_of_file(st.st_mode)));
+}
+
+namespace {
+
 // The write of write_file_atomic: `fill` writes the temporary file's content to its descriptor.
 void atomic_write(const std::filesystem::path& path, std::string_view fault_point,
                   const std::function<void(int fd, const std::filesystem::path& tmp)>& fill) {
@@ -120,6 +148,7 @@ void atomic_write(const std::filesystem::path& path, std::string_view fault_poin
   auto point = [&](std::string_view when) {
     if (!fault_point.empty()) tune::fault_point(std::string(fault_point) + "-" + std::string(when));
   };
+  check_replaceable(path);
   point("before-write");
   std::filesystem::path dir = path.parent_path();
   if (!dir.empty()) {
@@ -141,6 +170,7 @@ void atomic_write(const std::filesystem::path& path, std::string_view fault_poin
     throw error("cannot sync '" + tmp.string() + "': " + errno_text(errno));
   file.close_fd();
   point("before-rename");
+  check_replaceable(path);  // again: something may have been put there meanwhile
   if (::rename(tmp.c_str(), path.c_str()) != 0)
     throw error("cannot rename '" + tmp.string() + "' to '" + path.string() +
                 "': " + errno_text(errno));
@@ -172,9 +202,12 @@ void write_file_atomic(const std::filesystem::path& path,
 }
 
 bool write_file_if_changed(const std::filesystem::path& path, std::string_view data) {
-  std::ifstream in(path, std::ios::binary);
-  if (in && std::string(std::istreambuf_iterator<char>(in), {}) == data) return false;
-  in.close();
+  check_replaceable(path);  // a FIFO there would block the read below
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    std::ifstream in(path, std::ios::binary);
+    if (in && std::string(std::istreambuf_iterator<char>(in), {}) == data) return false;
+  }
   write_file_atomic(path, data);
   return true;
 }

@@ -10,6 +10,12 @@
 
 namespace tune {
 
+/// Throws tune::error when something is at `path` that is neither a regular file nor a symbolic
+/// link (replaced itself, never followed): a device, a FIFO, a socket or a directory is refused,
+/// not replaced (`'/dev/full' is a character device; ...`). Every atomic write
+/// checks this; a command checks it early to refuse before its work.
+void check_replaceable(const std::filesystem::path& path);
+
 /// Replaces `path` with `data` atomically (temp file in the same directory, fsync, rename,
 /// directory fsync). Creates missing parent directories. Throws tune::error naming the path and
 /// the system's reason on any I/O failure; the temporary file is removed on failure.
@@ -30,7 +36,8 @@ void write_file_atomic(const std::filesystem::path& path,
                        const std::function<void(std::ostream&)>& write,
                        std::string_view fault_point = {});
 
-/// As write_file_atomic, unless `path` already holds exactly `data`: then nothing is written and
+/// As write_file_atomic, unless `path` already holds exactly `data` (only a regular file is
+/// read to compare): then nothing is written and
 /// its modification time stays, so what depends on the file does not rebuild. Returns whether it
 /// wrote. Throws as write_file_atomic does.
 bool write_file_if_changed(const std::filesystem::path& path, std::string_view data);

@@ -55,4 +55,27 @@ std::optional<long> env_whole_number(const char* name, long lo, long hi) {
   return std::nullopt;
 }
 
+std::optional<std::filesystem::path> env_directory(const char* name) {
+  const char* text = value_of(name);
+  if (text == nullptr) return std::nullopt;
+  std::string value = text;
+  const char* home = std::getenv("HOME");
+  if ((value == "~" || value.starts_with("~/")) && home != nullptr && *home != '\0')
+    value = std::string(home) + value.substr(1);
+  std::filesystem::path path(value);
+  if (path.is_absolute()) return path.lexically_normal();
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec).lexically_normal();
+  if (ec) return path;
+  static std::mutex m;
+  static std::set<std::string> noted;
+  const std::lock_guard<std::mutex> lock(m);
+  if (noted.insert(name).second)
+    fmt::print(stderr,
+               "tune: note: {}='{}' is a relative path; using '{}' (against this process's "
+               "working directory: set an absolute path so that every process uses one)\n",
+               name, printable(one_line(text)), printable(absolute.string()));
+  return absolute;
+}
+
 }  // namespace tune

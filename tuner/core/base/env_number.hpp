@@ -7,6 +7,7 @@
 //   const double t = env_number("TUNE_REMOTE_STORE_TIMEOUT", 0.1, 3600).value_or(30);
 #pragma once
 
+#include <filesystem>
 #include <optional>
 
 namespace tune {
@@ -18,5 +19,12 @@ std::optional<double> env_number(const char* name, double lo, double hi);
 
 /// The same for a whole number in [lo, hi] (`8`; `8.5` and `0x8` are refused).
 std::optional<long> env_whole_number(const char* name, long lo, long hi);
+
+/// A directory named by `name` (TUNE_CACHE_DIR) as an absolute path, nullopt when unset or
+/// empty. Every process of a build (the warm steps ninja runs in the build tree, a `tuner run`
+/// from the source tree) must see one place: `~` and `~/...` become $HOME's, and a relative
+/// path is resolved once, against the working directory, with a note on stderr that says which
+/// absolute path is used (once per process and variable).
+std::optional<std::filesystem::path> env_directory(const char* name);
 
 }  // namespace tune

@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 
 #include <tuner/core/base/result.hpp>
+#include <tuner/core/base/safe_file.hpp>
 
 namespace tune {
 
@@ -51,6 +52,7 @@ std::string sha256_hex(std::string_view data) {
 }
 
 std::string read_file(const std::filesystem::path& path) {
+  if (auto d = not_regular_problem(path)) throw error(d->str());  // a FIFO would block
   std::ifstream in(path, std::ios::binary);
   if (!in) throw error("cannot read '" + path.string() + "'");
   std::ostringstream ss;
@@ -60,6 +62,7 @@ std::string read_file(const std::filesystem::path& path) {
 
 std::string sha256_file(const std::filesystem::path& path) {
   // In pieces: a file may be larger than what is worth holding in memory (a trial log).
+  if (auto d = not_regular_problem(path)) throw error(d->str());  // /dev/zero would never end
   std::ifstream in(path, std::ios::binary);
   if (!in) throw error("cannot read '" + path.string() + "'");
   Sha256 h;

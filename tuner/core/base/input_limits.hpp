@@ -32,6 +32,23 @@ inline constexpr std::size_t max_prior_bytes = std::size_t{256} << 20;
 /// JSON arrays and objects may nest at most this deep (a record needs 5 levels).
 inline constexpr int max_json_depth = 64;
 
+/// The longest time a setting may name (a space's `timeout_s`, `compile_timeout_s` and
+/// `budget_s`, the CLI's `--timeout` and `--budget`): one week, in seconds. Longer means "no
+/// limit" in practice, and a larger number would overflow the millisecond waits.
+inline constexpr double max_seconds = 7.0 * 24 * 3600;
+/// The shortest time a setting may name, when not 0: a millisecond.
+inline constexpr double min_seconds = 0.001;
+
+/// The most compile seconds a cache entry or a trial is believed (a day): a larger value is no
+/// measurement (a cache entry reads it as unknown, a trial log refuses it), and sums and
+/// formats of them stay readable numbers.
+inline constexpr double max_compile_s = 86400;
+
+/// The most compiles at once that a setting may ask for: --compile-jobs, TUNE_COMPILE_JOBS and
+/// the build's TUNE_WARM_JOBS (cmake/TuneKernel.cmake checks the same range at configure,
+/// `_TUNE_MAX_JOBS`; tests/layout/one_range_test.py keeps the two equal).
+inline constexpr long max_jobs = 1024;
+
 /// `1 MiB` / `16 MiB` / `1 GiB` / `123 bytes`, for messages about the limits above.
 inline std::string describe_size(std::uint64_t bytes) {
   if (bytes >= (std::uint64_t{1} << 30) && bytes % (std::uint64_t{1} << 30) == 0)

@@ -1,3 +1,4 @@
+#include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/build/elf_symbols.hpp>
 
 #include <cstdint>
@@ -74,6 +75,7 @@ result<std::vector<std::string>> elf_function_symbols(std::string_view bytes,
 }
 
 result<std::vector<std::string>> elf_function_symbols_of_file(const std::filesystem::path& path) {
+  if (auto d = not_regular_problem(path)) return fail(*d);
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail(path.string(), 0, 0, "cannot open the cubin");
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

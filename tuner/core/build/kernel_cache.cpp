@@ -19,12 +19,14 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/base/atomic_file.hpp>
+#include <tuner/core/base/env_number.hpp>
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/result.hpp>
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/build/elf_symbols.hpp>
+#include <tuner/core/process/stop_signals.hpp>
 #include <tuner/core/process/subprocess.hpp>
 
 extern char** environ;
@@ -239,9 +241,7 @@ void from_json(const json& j, CacheEntry& e) {
 }
 
 fs::path effective_cache_dir(const fs::path& configured) {
-  const char* env = std::getenv("TUNE_CACHE_DIR");
-  if (env != nullptr && *env != '\0') return fs::path(env);
-  return configured;
+  return env_directory("TUNE_CACHE_DIR").value_or(configured);  // absolute, `~` expanded
 }
 
 fs::path KernelCache::cubin_path(std::string_view key) const {
@@ -386,6 +386,8 @@ CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest
   CaptureOptions options;
   options.merge_stderr = true;  // nvcc's and ptxas's lines in the order written
   options.timeout_s = request.timeout_s;
+  // A stop request (SIGINT, SIGTERM) kills the compile at once: killed, it is not cached.
+  options.stop = [] { return StopSignals::received() != 0; };
   const auto started = std::chrono::steady_clock::now();
   const Captured run = run_captured(request.command(out), options);
   const double seconds =

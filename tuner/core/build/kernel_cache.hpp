@@ -15,6 +15,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/space/entry_template.hpp>
 
 namespace tune {
@@ -84,9 +85,9 @@ const std::vector<std::string>& known_archs();
 std::optional<std::string> exceeded_limit(std::string_view function, const KernelResources& r,
                                           const ArchLimits& limits, std::string_view arch);
 
-/// The most compile seconds an entry is believed (a day); a larger, negative or non-finite
-/// `compile_s` is read as unknown.
-inline constexpr double max_compile_s = 86400;
+/// max_compile_s (tuner/core/base/input_limits.hpp): the most compile seconds an entry is
+/// believed; a larger, negative or non-finite `compile_s` is read as unknown.
+using tune::max_compile_s;
 
 /// One kernel cache entry, `<key>.json`.
 struct CacheEntry {
@@ -126,7 +127,8 @@ void to_json(nlohmann::json& j, const CacheEntry& e);
 void from_json(const nlohmann::json& j, CacheEntry& e);
 
 /// The cache directory to use: the TUNE_CACHE_DIR environment variable when it is set and not
-/// empty, otherwise `configured` (the manifest's `cache_dir`).
+/// empty (made absolute, `~` expanded, by env_directory), otherwise `configured` (the manifest's
+/// `cache_dir`).
 std::filesystem::path effective_cache_dir(const std::filesystem::path& configured);
 
 /// A kernel cache directory. Reads re-check what they find; writes are atomic (a temporary file

@@ -10,6 +10,7 @@
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/safe_file.hpp>
 
 namespace tune {
 
@@ -110,6 +111,7 @@ void BucketResult::save(const std::filesystem::path& path) const {
 
 result<BucketResult> BucketResult::load(const std::filesystem::path& path) {
   const std::string label = path.string();
+  if (auto d = not_regular_problem(path)) return fail(*d);
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) return fail(label, 0, 0, "cannot read the file: " + ec.message());

@@ -96,11 +96,11 @@ std::optional<diagnostic> read_export_log(
       skip("an unreadable trial: " + trial.error().message);
       continue;
     }
-    // A time's minimum above its median cannot be measured: a forged or corrupt line.
-    if (const MeasuredState* m = trial->state.measured();
-        m != nullptr && *objective != "maximize" && m->min_ms > m->median_ms) {
-      skip(fmt::format("an inconsistent trial: min_ms {} is above its median_ms {}", m->min_ms,
-                       m->median_ms));
+    // A key written twice, a time's minimum above its median: a forged or corrupt line, by
+    // the rule every trial reader applies.
+    if (std::optional<std::string> why =
+            trial_line_problem(line, *trial, *objective == "maximize")) {
+      skip("an inconsistent trial: " + *why);
       continue;
     }
     on_trial(std::move(*trial));

@@ -13,6 +13,8 @@
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/bucket_name.hpp>
 #include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/base/json_position.hpp>
+#include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 
 namespace tune {
@@ -156,6 +158,7 @@ void ShardSummary::save(const fs::path& to) const {
 
 result<ShardSummary> ShardSummary::load(const fs::path& from) {
   const std::string label = from.string();
+  if (auto d = not_regular_problem(from)) return fail(*d);
   std::error_code ec;
   const std::uintmax_t size = fs::file_size(from, ec);
   if (ec) return fail(label, 0, 0, "cannot read the file: " + ec.message());
@@ -165,6 +168,12 @@ result<ShardSummary> ShardSummary::load(const fs::path& from) {
   text << in.rdbuf();
   // A copy or a dump of a deeper tree would recurse that deep (the fuzz target's crash).
   if (auto d = json_nesting_problem(text.str(), label)) return fail(*d);
+  // `"shard": 1, "shard": 2` was read as shard 2: a key said twice is refused, as in a record.
+  if (auto dup = json_duplicate_key(text.str()))
+    return fail(label, 0, 0,
+                fmt::format("key '{}' appears twice in one object: keep one of them (a reader "
+                            "would silently take the last)",
+                            printable(one_line(dup->second))));
   try {
     const json j = json::parse(text.str());
     const int schema = j.at("schema_version").get<int>();

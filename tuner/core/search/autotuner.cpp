@@ -182,7 +182,10 @@ bool SearchRun::take(std::size_t k, Phase phase, bool may_reject, std::optional<
   from_log_.push_back(resumed);
   const Trial& last = out_.trials.back();
   if (const auto* m = last.state.measured()) {
-    if (!best_seen_ || (s_.maximize ? m->median_ms > *best_seen_ : m->median_ms < *best_seen_))
+    // The progress line's best is a trial that may win: not one rejected early, a copy of
+    // another config's binary or a distrusted source's (eligible), as the winner's choice.
+    if (eligible(out_.trials.size() - 1) &&
+        (!best_seen_ || (s_.maximize ? m->median_ms > *best_seen_ : m->median_ms < *best_seen_)))
       best_seen_ = m->median_ms;
     // Early rejection measures against times taken here only: an adopted trial's median may be
     // false, and would reject every honest candidate.

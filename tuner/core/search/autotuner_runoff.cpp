@@ -170,6 +170,12 @@ void SearchRun::check(std::size_t i) {
             : ""));
     out_.discarded.push_back(adopted);
   }
+  // The best so far, again from the trials that may win: the check replaced one, and a
+  // discarded one's source is distrusted now.
+  const std::vector<std::size_t> lead = leaders(1);
+  best_seen_ = lead.empty()
+                   ? std::nullopt
+                   : std::optional<double>(out_.trials[lead[0]].state.measured()->median_ms);
   if (s_.on_progress) s_.on_progress(progress(false, i));
 }
 

@@ -5,8 +5,25 @@
 #include <string>
 
 #include <tuner/core/base/env_number.hpp>
+#include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/process/stop_signals.hpp>
+#include <tuner/core/search/supervisor.hpp>
 
 namespace tune {
+
+namespace {
+
+// How often a wait for a compile looks at StopSignals: a signal reaches any thread, and the
+// one waiting on the condition variable is not woken by it.
+constexpr std::chrono::milliseconds stop_poll{50};
+
+}  // namespace
+
+void CompileAhead::wait_until(std::unique_lock<std::mutex>& lock,
+                              const std::function<bool()>& ready) {
+  while (!changed_.wait_for(lock, stop_poll, ready))
+    if (const int sig = StopSignals::received()) throw Interrupted{sig};
+}
 
 CompileAhead::CompileAhead(std::size_t count, Compile compile, int jobs)
     : compile_(std::move(compile)),
@@ -69,7 +86,7 @@ std::size_t CompileAhead::wait_any(const std::vector<std::size_t>& candidates) {
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mutex_);
   std::size_t pos = 0;
-  changed_.wait(lock, [&] {
+  wait_until(lock, [&] {
     for (pos = 0; pos < candidates.size(); ++pos) {
       const std::size_t i = candidates[pos];
       if (state_.at(i) == State::done || (state_[i] == State::queued && !queued_[i])) return true;
@@ -84,8 +101,10 @@ std::size_t CompileAhead::wait_any(const std::vector<std::size_t>& candidates) {
 void CompileAhead::work() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (stopping_) return;
+    changed_.wait_for(lock, stop_poll, [&] { return stopping_ || !queue_.empty(); });
+    // A stop request begins no compile more; the search's waits end on it too.
+    if (stopping_ || StopSignals::received() != 0) return;
+    if (queue_.empty()) continue;
     const std::size_t i = queue_.front();
     queue_.pop_front();
     if (state_[i] != State::queued) continue;
@@ -123,7 +142,7 @@ std::optional<std::string> CompileAhead::wait(std::size_t index) {
     }
     changed_.notify_all();
   }
-  changed_.wait(lock, [&] { return state_[index] == State::done; });
+  wait_until(lock, [&] { return state_[index] == State::done; });
   waited_ms_ +=
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (error_[index]) std::rethrow_exception(error_[index]);
@@ -178,7 +197,8 @@ std::size_t pipeline_window(int jobs) {
 }
 
 int compile_ahead_jobs(std::optional<int> cap) {
-  if (const auto n = env_whole_number("TUNE_COMPILE_JOBS", 1, 1024)) return static_cast<int>(*n);
+  if (const auto n = env_whole_number("TUNE_COMPILE_JOBS", 1, max_jobs))
+    return static_cast<int>(*n);
   // One core stays with the measuring worker, whose host thread queues the launches.
   const unsigned cores = std::thread::hardware_concurrency();
   const int jobs = static_cast<int>(cores > 1 ? cores - 1 : 1);

@@ -38,7 +38,8 @@ class CompileAhead {
   /// A pool of `jobs` threads (at least 1) for `count` candidates; nothing starts before
   /// `start`.
   CompileAhead(std::size_t count, Compile compile, int jobs);
-  /// Stops: compiles not begun are dropped, those running are waited for.
+  /// Stops: compiles not begun are dropped, those running are waited for (a stop signal kills
+  /// them, and `wait_any` and `wait` throw Interrupted on it).
   ~CompileAhead();
   CompileAhead(const CompileAhead&) = delete;
   CompileAhead& operator=(const CompileAhead&) = delete;
@@ -68,6 +69,9 @@ class CompileAhead {
  private:
   enum class State { queued, running, done };
   void work();
+  /// Waits (holding `lock` when it returns) until `ready`; throws Interrupted when a stop
+  /// signal (StopSignals) came first.
+  void wait_until(std::unique_lock<std::mutex>& lock, const std::function<bool()>& ready);
 
   Compile compile_;
   int jobs_;

@@ -149,7 +149,10 @@ Trial Supervisor::measure(std::size_t index) {
 Trial Supervisor::measure_in_worker(std::size_t index) {
   check_signal();
   if (skip_)
-    if (std::optional<std::string> reason = skip_(index)) return Trial::invalid(*reason);
+    if (std::optional<std::string> reason = skip_(index)) {
+      check_signal();  // a compile killed by the stop request says nothing about the candidate
+      return Trial::invalid(*reason);
+    }
   std::string line;
   if (auto failure = exchange(MeasureRequest{{configs_[index], keys_[index]}, reject_},
                               options_.timeout_s, line))
@@ -179,6 +182,7 @@ std::optional<RunoffPairs> Supervisor::runoff(std::size_t incumbent, std::size_t
   if (skip_) {
     pairs.incumbent_failure = skip_(incumbent);
     pairs.challenger_failure = skip_(challenger);
+    check_signal();
     if (pairs.incumbent_failure || pairs.challenger_failure) return pairs;
   }
   std::string line;

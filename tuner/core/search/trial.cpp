@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 
+#include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/base/json_position.hpp>
 #include <tuner/core/base/json_text.hpp>
 
 namespace tune {
@@ -264,11 +266,26 @@ result<Trial> trial_from_json(const nlohmann::json& j) {
     t.prior_rank = it->get<int>();
   }
   if (auto it = j.find("compile_s"); it != j.end() && !it->is_null()) {
-    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
-      return bad("'compile_s' must be a non-negative number");
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0 ||
+        it->get<double>() > max_compile_s)
+      return bad(
+          fmt::format("'compile_s' must be a number of seconds in [0, {:g}]", max_compile_s));
     t.compile_s = it->get<double>();
   }
   return t;
+}
+
+std::optional<std::string> trial_line_problem(std::string_view line, const Trial& trial,
+                                              bool maximize) {
+  if (auto dup = json_duplicate_key(line))
+    return fmt::format(
+        "key '{}' appears twice in one object (a reader would silently take "
+        "the last)",
+        printable(one_line(dup->second)));
+  if (const MeasuredState* m = trial.state.measured();
+      m != nullptr && !maximize && m->min_ms > m->median_ms)
+    return fmt::format("min_ms {} is above its median_ms {}", m->min_ms, m->median_ms);
+  return std::nullopt;
 }
 
 }  // namespace tune

@@ -180,4 +180,12 @@ std::string to_json_line(const Trial& trial);
 /// ignored.
 result<Trial> trial_from_json(const nlohmann::json& j);
 
+/// Why trial line `line`, read as `trial`, is not believed, or nullopt: a key written twice in
+/// one object (a JSON parser would silently keep the last: `"median_ms": 1.0, "median_ms":
+/// 0.0001`), or a time whose minimum is above its median (no measurement gives that; a score,
+/// under `maximize`, is not a time). The one rule of every trial reader: a run's resume and
+/// prior, `show`, `report` and `export`.
+std::optional<std::string> trial_line_problem(std::string_view line, const Trial& trial,
+                                              bool maximize = false);
+
 }  // namespace tune

@@ -294,12 +294,12 @@ std::optional<unexpected_diag> start_log(std::string_view text, int fd,
   return std::nullopt;
 }
 
-// The trial lines from byte `pos` of `text` on: each readable trial into `trials`, a warning
-// for each line skipped, and a torn last line cut off the file (left alone when `fd` < 0).
-// Returns the size kept.
+// The trial lines from byte `pos` of `text` on (a log of a `maximize` objective): each readable
+// trial into `trials`, a warning for each line skipped, and a torn last line cut off the file
+// (left alone when `fd` < 0). Returns the size kept.
 std::uint64_t read_trials(std::string_view text, std::size_t pos, int fd,
                           const std::filesystem::path& path, std::vector<Trial>& trials,
-                          std::vector<std::string>& warnings) {
+                          std::vector<std::string>& warnings, bool maximize) {
   const std::string where = path.string();
   int line_no = 1;
   while (pos < text.size()) {
@@ -315,7 +315,7 @@ std::uint64_t read_trials(std::string_view text, std::size_t pos, int fd,
     std::string_view line = text.substr(pos, nl - pos);
     pos = nl + 1;
     std::string warning;
-    if (std::optional<Trial> trial = read_trial_line(line, where, line_no, warning))
+    if (std::optional<Trial> trial = read_trial_line(line, where, line_no, warning, maximize))
       trials.push_back(std::move(*trial));
     else
       warnings.push_back(std::move(warning));
@@ -363,7 +363,8 @@ result<TrialLog> TrialLog::open(const std::filesystem::path& path, const LogHead
   }
   if (auto refusal = check_header(std::string_view(text).substr(0, first_nl), where, header))
     return *refusal;
-  log.size_ = read_trials(text, first_nl + 1, fd, path, log.trials_, log.warnings_);
+  log.size_ = read_trials(text, first_nl + 1, fd, path, log.trials_, log.warnings_,
+                          header.objective == "maximize");
   return log;
 }
 
@@ -382,15 +383,12 @@ result<LogHeader> read_log_header(std::string_view first, const std::string& whe
 }
 
 std::optional<Trial> read_trial_line(std::string_view line, const std::string& where, int number,
-                                     std::string& warning) {
-  if (line.size() > max_log_line_bytes) {
-    warning = fmt::format("{}:{}: warning: skipped a line longer than {}", where, number,
-                          describe_size(max_log_line_bytes));
-    return std::nullopt;
-  }
-  if (json_nesting_problem(line, where)) {
-    warning = fmt::format("{}:{}: warning: skipped a line nesting deeper than {} levels", where,
-                          number, max_json_depth);
+                                     std::string& warning, bool maximize) {
+  const bool too_long = line.size() > max_log_line_bytes;
+  if (too_long || json_nesting_problem(line, where)) {
+    warning = fmt::format("{}:{}: warning: skipped a line {}", where, number,
+                          too_long ? "longer than " + describe_size(max_log_line_bytes)
+                                   : fmt::format("nesting deeper than {} levels", max_json_depth));
     return std::nullopt;
   }
   nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -399,12 +397,13 @@ std::optional<Trial> read_trial_line(std::string_view line, const std::string& w
     return std::nullopt;
   }
   result<Trial> trial = trial_from_json(j);
-  if (!trial) {
-    warning = fmt::format("{}:{}: warning: skipped an unreadable trial: {}", where, number,
-                          trial.error().message);
-    return std::nullopt;
-  }
-  return std::move(*trial);
+  const auto why =
+      trial ? trial_line_problem(line, *trial, maximize) : std::optional<std::string>("");
+  if (trial && !why) return std::move(*trial);
+  warning = fmt::format("{}:{}: warning: skipped {} trial: {}", where, number,
+                        trial ? "an inconsistent" : "an unreadable",
+                        trial ? *why : trial.error().message);
+  return std::nullopt;
 }
 
 result<LogContents> read_log(const std::filesystem::path& path) {
@@ -430,7 +429,8 @@ result<LogContents> read_log(const std::filesystem::path& path) {
   LogContents out;
   out.header = std::move(*header);
   if (first_nl != std::string::npos)
-    read_trials(text, first_nl + 1, -1, path, out.trials, out.warnings);
+    read_trials(text, first_nl + 1, -1, path, out.trials, out.warnings,
+                out.header.objective == "maximize");
   return out;
 }
 

@@ -104,9 +104,10 @@ result<LogHeader> read_log_header(std::string_view first, const std::string& whe
 
 /// Line `number` of the log at `where` (a trial line, without its newline) as every reader of
 /// a run reads it: the trial, or nullopt with `warning` set to why the line is skipped
-/// (`<where>:<number>: warning: skipped a line that is not valid JSON`).
+/// (`<where>:<number>: warning: skipped a line that is not valid JSON`), trial_line_problem's
+/// rule included (`maximize`: the log's objective).
 std::optional<Trial> read_trial_line(std::string_view line, const std::string& where, int number,
-                                     std::string& warning);
+                                     std::string& warning, bool maximize = false);
 
 /// An open, locked trial log.
 class TrialLog {

@@ -52,7 +52,7 @@ json optional_json(const std::optional<double>& v) {
 
 }  // namespace
 
-std::string Space::meaning_hash(bool stop_rules) const {
+std::string Space::meaning_hash(bool stop_rules, bool bench) const {
   json j;
   j["schema"] = schema_;
   json params = json::array();
@@ -101,12 +101,14 @@ std::string Space::meaning_hash(bool stop_rules) const {
   if (stop_rules && search_.patience) j["search"]["patience"] = *search_.patience;
   for (const auto& [name, value] : search_.options)
     j["search"]["options"][name] = value;
-  j["bench"] = {{"warmup_ms", bench_.warmup_ms},
-                {"rep_ms", bench_.rep_ms},
-                {"min_reps", bench_.min_reps},
-                {"max_reps", bench_.max_reps},
-                {"clear_l2", bench_.clear_l2}};
-  if (!bench_.preset.empty()) j["bench"]["preset"] = bench_.preset;  // hashed only when given
+  if (bench) {
+    j["bench"] = {{"warmup_ms", bench_.warmup_ms},
+                  {"rep_ms", bench_.rep_ms},
+                  {"min_reps", bench_.min_reps},
+                  {"max_reps", bench_.max_reps},
+                  {"clear_l2", bench_.clear_l2}};
+    if (!bench_.preset.empty()) j["bench"]["preset"] = bench_.preset;  // hashed only when given
+  }
   // Hashed only when declared, so that spaces without a template entry keep their hash.
   if (entry_template_) j["entry"]["template"] = *entry_template_;
   for (const auto& [param, map] : entry_maps_)

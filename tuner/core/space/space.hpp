@@ -186,6 +186,9 @@ class Space {
   /// out: what a trial log's header names, so that a resumed search may be given more budget
   /// or evaluations (docs/search.md "Resume").
   std::string search_hash() const { return meaning_hash(false); }
+  /// search_hash() with [bench] left out too: what `tuner exec`'s log header names, since its
+  /// command measures itself and never reads the timing settings.
+  std::string exec_hash() const { return meaning_hash(false, false); }
   /// The hash of a bucket's pruned space: 64-bit FNV-1a over the sorted config ids, each
   /// followed by a zero byte, as 16 hex digits.
   static std::string pruned_space_hash(const std::vector<Config>& pruned);
@@ -204,7 +207,7 @@ class Space {
   result<int> first_rejecting(const Config& config, std::size_t b) const;
   diagnostic at(SourcePos pos, std::string message) const;
   /// The value of space_hash(), computed once the space is read.
-  std::string meaning_hash(bool stop_rules = true) const;
+  std::string meaning_hash(bool stop_rules = true, bool bench = true) const;
 
   int schema_ = 1;
   std::string kernel_;

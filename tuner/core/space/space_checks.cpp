@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 
 namespace tune {
@@ -45,6 +46,7 @@ std::optional<diagnostic> shadow_problem(const Space& space, const Bucket& bucke
 // The line of the top-level `kernel = ...` key in the space file; 0 when it cannot be read (a
 // space parsed from text). Space keeps no position for it; the key is on a line of its own.
 int kernel_line(const std::string& path) {
+  if (not_regular_problem(path)) return 0;
   std::ifstream in(path);
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {

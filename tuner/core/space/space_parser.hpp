@@ -109,6 +109,11 @@ struct SpaceParser {
   /// A number (int or float) from `t[key]`, checked against 0 (exclusive when `strict`).
   bool number(const toml::table& t, std::string_view table, std::string_view key, bool strict,
               std::string_view unit, std::optional<double>& out);
+  /// A time from `t[key]` in `unit` (`seconds`, or `milliseconds` at `per_second` 1000), in the
+  /// range the CLI gives --timeout and --budget: above 0 (or at least 0 unless `strict`), at
+  /// least min_seconds when not 0, at most max_seconds.
+  bool time(const toml::table& t, std::string_view table, std::string_view key, bool strict,
+            std::string_view unit, double per_second, std::optional<double>& out);
   bool reps(const toml::table& t, std::string_view key, int& out);
   bool read_search();
   bool read_strategy(const toml::table& t);

@@ -11,6 +11,7 @@
 
 #include <fmt/core.h>
 
+#include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/space/search_settings.hpp>
 
@@ -49,6 +50,24 @@ bool SpaceParser::number(const toml::table& t, std::string_view table, std::stri
         *n, fmt::format("'{}' in [{}] must be {} number of {}, got {}", key, table, rule, unit, v));
   out = v;
   return true;
+}
+
+bool SpaceParser::time(const toml::table& t, std::string_view table, std::string_view key,
+                       bool strict, std::string_view unit, double per_second,
+                       std::optional<double>& out) {
+  if (!number(t, table, key, strict, unit, out)) return false;
+  if (!out) return true;
+  // Seconds get the CLI's floor as well; milliseconds of timing keep any positive value.
+  const double lo = per_second == 1 ? min_seconds : 0;
+  const double hi = max_seconds * per_second;
+  if (*out <= hi && (*out == 0 || *out >= lo)) return true;
+  const double v = *out;
+  out.reset();
+  return error_at(*t.get(key),
+                  fmt::format("'{}' in [{}] must be a number of {} in {}0, {:g}] (one week at "
+                              "most){}, got {:g}; for no practical limit write {:g}",
+                              key, table, unit, strict ? "(" : "[", hi,
+                              lo > 0 ? fmt::format(", at least {:g} when not 0", lo) : "", v, hi));
 }
 
 // The keys [search] takes: the common ones, then every strategy's own.
@@ -92,9 +111,9 @@ bool SpaceParser::read_search() {
   if (seed) s.search_.seed = static_cast<std::uint64_t>(*seed);
   if (top_k) s.search_.prior_top_k = *top_k;
   if (min_new) s.search_.retune_min_new = *min_new;
-  return number(*t, "search", "budget_s", true, "seconds", s.search_.budget_s) &&
-         number(*t, "search", "timeout_s", true, "seconds", s.search_.timeout_s) &&
-         number(*t, "search", "compile_timeout_s", true, "seconds", s.search_.compile_timeout_s) &&
+  return time(*t, "search", "budget_s", true, "seconds", 1, s.search_.budget_s) &&
+         time(*t, "search", "timeout_s", true, "seconds", 1, s.search_.timeout_s) &&
+         time(*t, "search", "compile_timeout_s", true, "seconds", 1, s.search_.compile_timeout_s) &&
          read_strategy(*t);
 }
 
@@ -220,8 +239,8 @@ bool SpaceParser::read_bench() {
   if (t == nullptr) return true;
   std::optional<double> warmup;
   std::optional<double> rep;
-  if (!number(*t, "bench", "warmup_ms", false, "milliseconds", warmup) ||
-      !number(*t, "bench", "rep_ms", true, "milliseconds", rep) ||
+  if (!time(*t, "bench", "warmup_ms", false, "milliseconds", 1000, warmup) ||
+      !time(*t, "bench", "rep_ms", true, "milliseconds", 1000, rep) ||
       !reps(*t, "min_reps", s.bench_.min_reps) || !reps(*t, "max_reps", s.bench_.max_reps))
     return false;
   if (warmup) s.bench_.warmup_ms = *warmup;

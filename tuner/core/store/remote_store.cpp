@@ -124,7 +124,17 @@ std::optional<CacheEntry> RemoteStore::fetch_entry(const KernelCache& cache,
   CacheEntry entry;
   try {
     const json j = json::parse(*text);
-    if (!j.is_object() || j.value("schema_version", 0) != kernel_cache_schema_version)
+    // JSON that is no entry at all (`{}`, `[]`, `null`, `42`: a gateway or a mock answering
+    // 200): as for a web page, one warning, then local work. An entry of another schema is
+    // refused alone (a store may hold some of an older tuner).
+    if (!j.is_object() || !j.contains("schema_version")) {
+      mark_down(
+          fmt::format("it answered {} with JSON that is not a cache entry ({}), as an API "
+                      "gateway or a mock would; is the location a store?",
+                      ac, j.is_object() ? "no schema_version" : j.type_name()));
+      return std::nullopt;
+    }
+    if (j.value("schema_version", 0) != kernel_cache_schema_version)
       return refuse(
           fmt::format("{} is not a cache entry of schema {}", ac, kernel_cache_schema_version));
     entry = j.get<CacheEntry>();

@@ -429,7 +429,10 @@ std::string describe_trial(const Progress& p) {
   if (p.best) progress = fmt::format("; best {:.4f} ms", *p.best);
   if (p.remaining_s && p.done < p.total)
     progress += "; " + describe_duration(*p.remaining_s) + " left";
-  return fmt::format("[{}/{}] {} {}{}{}", p.done, p.total, t.id(), what, from, progress);
+  // A check of an adopted trial comes after the search: numbered apart, not as its last trial.
+  const std::string count =
+      t.checks ? std::string("[check]") : fmt::format("[{}/{}]", p.done, p.total);
+  return fmt::format("{} {} {}{}{}", count, t.id(), what, from, progress);
 }
 
 std::string describe_outcome(const BucketResult& r) {
