@@ -7,6 +7,7 @@
 #include <tuner/cuda/module.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -260,6 +261,32 @@ TEST(HarnessCheckTest, ToleranceAndTheWorstElement) {
                    "'output' is wrong: relative error 2.8e-01 exceeds 1e-05 (worst at index 1: "
                    "got 1.5, expected 1; 2 of 4 values off by more than the tolerance, the first "
                    "at index 1)");
+}
+
+TEST(HarnessCheckTest, IntegersAreComparedExactlyWithTheFirstDifferences) {
+  const std::vector<int> ref{0, 1, 0, 1, 7};
+  EXPECT_NO_THROW(check_equal(ref, ref, "inside"));
+  std::vector<int> out = ref;
+  out[1] = 0;
+  out[4] = -1;  // what poison leaves in a signed int
+  EXPECT_THROW_MSG(check_equal(out, ref, "inside"), check_error,
+                   "'inside' is wrong: 2 of 5 values differ from the reference: at index 1 got "
+                   "0, expected 1; at index 4 got -1, expected 7");
+  // More differences than listed: the first ones, in index order.
+  std::vector<std::uint8_t> bytes(100, 0), wrong(100, 0);
+  for (std::size_t i = 10; i < 100; i += 10)
+    wrong[i] = static_cast<std::uint8_t>(200 + i / 10);  // numbers, not characters
+  EXPECT_THROW_MSG(check_equal(wrong, bytes), check_error,
+                   "'output' is wrong: 9 of 100 values differ from the reference, the first 5: "
+                   "at index 10 got 201, expected 0; at index 20 got 202, expected 0; at index "
+                   "30 got 203, expected 0; at index 40 got 204, expected 0; at index 50 got "
+                   "205, expected 0");
+  const std::vector<std::uint64_t> big{~0ull}, zero{0};
+  EXPECT_THROW_MSG(check_equal(big, zero), check_error,
+                   "'output' is wrong: 1 of 1 values differ from the reference: at index 0 got "
+                   "18446744073709551615, expected 0");
+  EXPECT_THROW_MSG(check_equal(out, std::vector<int>(4)), error,
+                   "check_equal: output has 5 values, reference 4");
 }
 
 TEST(HarnessCheckTest, MismatchesAreCountedAgainstEachValuesScale) {

@@ -127,6 +127,17 @@ void throw_check_failure(std::string_view what, const CheckFailure& failure) {
   throw check_error(check_failure_message(what, failure));
 }
 
+std::string equal_failure_message(std::string_view what, std::size_t count, std::size_t differences,
+                                  const std::vector<Difference>& first) {
+  std::string listed;
+  for (const Difference& d : first)
+    listed += fmt::format("{}at index {} got {}, expected {}", listed.empty() ? "" : "; ", d.index,
+                          d.got, d.expected);
+  return fmt::format(
+      "'{}' is wrong: {} of {} values differ from the reference{}: {}", what, differences, count,
+      differences > first.size() ? fmt::format(", the first {}", first.size()) : "", listed);
+}
+
 }  // namespace detail
 
 }  // namespace tune
