@@ -87,11 +87,23 @@ void SetupContext::sync() const {
 
 BucketContext::BucketContext(Context& context, std::string bucket, const Shape& shape,
                              CUstream stream, std::uint64_t seed)
+    : BucketContext(context, nullptr, std::move(bucket), shape, stream, seed) {}
+
+BucketContext::BucketContext(Context& context, std::shared_ptr<Module> module, std::string bucket,
+                             const Shape& shape, CUstream stream, std::uint64_t seed)
     : context_(context),
+      module_(std::move(module)),
       bucket_(std::move(bucket)),
       shape_(shape, fmt::format("shape of bucket '{}'", bucket_)),
       stream_(stream),
       rng_(seed) {}
+
+Module& BucketContext::module() const {
+  if (!module_)
+    throw error(fmt::format("the context of bucket '{}' has no module (it was built without one)",
+                            bucket_));
+  return *module_;
+}
 
 void BucketContext::sync() const {
   TUNE_CU(driver().cuStreamSynchronize(stream_));

@@ -468,13 +468,18 @@ DeviceBuffer<T> to_device(const std::vector<T>& host) {
 
 /// Everything `prepare` needs about the bucket whose fixture it builds (docs/harness.md
 /// "Bucket fixtures"): the shape, the device, a stream and a random generator seeded per
-/// bucket, and the declarations of what the worker resets before every candidate.
+/// bucket, the module of the bucket's first candidate, and the declarations of what the worker
+/// resets before every candidate.
 class BucketContext {
  public:
-  /// Built by the runner (and by tests): `bucket` names the shape in messages, `seed` seeds
-  /// `rng()`.
+  /// Built by tests: no module (`has_module()` is false). `bucket` names the shape in
+  /// messages, `seed` seeds `rng()`.
   BucketContext(Context& context, std::string bucket, const Shape& shape, CUstream stream,
                 std::uint64_t seed = 0x7475'6e65);
+  /// Built by the runner: `module` is the module of the first candidate the worker sets up in
+  /// this bucket, loaded before `prepare` runs.
+  BucketContext(Context& context, std::shared_ptr<Module> module, std::string bucket,
+                const Shape& shape, CUstream stream, std::uint64_t seed = 0x7475'6e65);
 
   /// The bucket's shape, by name: `ctx.shape().int_("M")`.
   const Values& shape() const noexcept { return shape_; }
@@ -487,6 +492,15 @@ class BucketContext {
   void sync() const;
   /// A random generator seeded per bucket, for inputs.
   std::mt19937_64& rng() noexcept { return rng_; }
+
+  /// The module of the bucket's first candidate in this worker, loaded when `prepare` runs:
+  /// a reference kernel compiled into the kernel's source (a naive version beside the tuned
+  /// one) computes the reference here, once per bucket, with
+  /// `ctx.module().function("naive")`. The reference kernel must not depend on the config's
+  /// params (each worker's first candidate may be another config). Throws tune::error when
+  /// there is none (a BucketContext built without one).
+  Module& module() const;
+  bool has_module() const noexcept { return module_ != nullptr; }
 
   /// Declares `buffer` an input that a candidate may write (in place, or by a bug): its content
   /// when `prepare` returns is kept in a device copy and restored before every candidate's
@@ -512,6 +526,7 @@ class BucketContext {
 
  private:
   Context& context_;
+  std::shared_ptr<Module> module_;
   std::string bucket_;
   Values shape_;
   CUstream stream_;
