@@ -110,9 +110,9 @@ class WarmCli(unittest.TestCase):
         s = self.tuner("warm", "--manifest", m, "--summary")
         self.assertEqual(s.returncode, 0, s.stdout + s.stderr)
         self.assertIn(
-            f"4 not in the cache (it lost them since they were warmed: their warm steps run "
-            f"again on the next 'cmake --build {self.build} --target warm.scale', or 'tuner warm "
-            f"--manifest {m} --arch sm_90' compiles them now)", s.stdout)
+            f"4 not in the cache (never warmed, or the cache lost them since: their warm steps "
+            f"run again on the next 'cmake --build {self.build} --target warm.scale', or 'tuner "
+            f"warm --manifest {m} --arch sm_90' compiles them now)", s.stdout)
         # Their stamps are gone, so Ninja runs those steps again.
         for cid in ids:
             self.assertFalse(self.stamp(cid).exists(), cid)

@@ -81,9 +81,7 @@ std::string describe_warm(const std::string& kernel, const std::string& arch, co
   std::string line = fmt::format(
       "tuner warm: {} {}: {} candidates: {} compiled, {} from the store, {} already cached", kernel,
       arch, c.candidates, c.compiled, c.downloaded, cached);
-  if (c.missing > 0)
-    line += fmt::format(", {} not in the cache (it lost them since they were warmed: {})",
-                        c.missing, again);
+  if (c.missing > 0) line += fmt::format(", {} not in the cache ({})", c.missing, again);
   std::size_t invalid = 0;
   std::string kinds;
   for (const auto& [status, n] : c.invalid) {
@@ -270,8 +268,9 @@ int warm_summary(const Manifest& manifest, const Space& space,
       }
     }
     const std::string again = fmt::format(
-        "their warm steps run again on the next 'cmake --build {} --target warm.{}', or 'tuner "
-        "warm --manifest {} --arch {}' compiles them now",
+        "never warmed, or the cache lost them since: their warm steps run again on the next "
+        "'cmake --build {} --target warm.{}', or 'tuner warm --manifest {} --arch {}' compiles "
+        "them now",
         manifest.build_dir.string(), manifest.kernel, manifest.path.string(), arch);
     for (const std::string& line : describe_invalid(manifest.kernel, arch, outcomes))
       fmt::print("{}\n", line);
