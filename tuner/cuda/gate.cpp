@@ -166,12 +166,13 @@ std::size_t device_differences(CUdeviceptr out, CUdeviceptr ref, std::size_t wid
   run_pass(g.equal, count, equal_args);
   const Scratch s = download(g);
   const std::size_t differences = s.counts[2];
-  if (differences == 0 || first == nullptr) return differences;
+  if (differences == 0 || first == nullptr || listed == 0) return differences;
   first->push_back(s.counts[3]);
   // The next ones, one short pass each: from just after the last one found.
   const CUdeviceptr next = g.scratch + offsetof(Scratch, counts) + 3 * sizeof(unsigned long long);
   while (first->size() < std::min(listed, differences)) {
     unsigned long long from = first->back() + 1;
+    if (from >= n) break;
     TUNE_CU(cu.cuMemcpyHtoD(next, &none, sizeof none));
     void* next_args[] = {&out, &ref, &w, &n, &from, &counts};
     run_pass(g.next_difference, count - from, next_args);
