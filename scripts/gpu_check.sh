@@ -119,9 +119,11 @@ fi
 # The tune end to end (tests/gpu/tune_e2e_test.py: a consumer project with a HARNESS tuned by
 # `cmake --build build --target tune`, its record verified, a second tune a no-op, a SIGINT
 # mid-way resumed without re-measuring), faulting candidates (tests/gpu/tune_faults_test.py: an
-# unmapped write, a spin and a trap among good candidates; SIGTERM mid-spin) and the runoff
+# unmapped write, a spin and a trap among good candidates; SIGTERM mid-spin), the harness API
+# through the runner (tests/gpu/tune_harness_api_test.py: an exact int gate on the device, a
+# reference made in prepare with the module, blocks refused before launching) and the runoff
 # benchmark (bench/runoff).
-for t in TuneEndToEnd TuneFaults; do
+for t in TuneEndToEnd TuneFaults TuneHarnessApi; do
   want e2e || continue
   t0=$(date +%s)
   if [[ -f "$build/tests/gpu/CTestTestfile.cmake" ]]; then
@@ -132,7 +134,7 @@ for t in TuneEndToEnd TuneFaults; do
       note "gpu.$t" FAIL "see $t.log"
       sed -E 's/^[0-9]+: //' "$out/$t.log" | grep -E -A8 '^(FAIL|ERROR):' | head -40
     fi
-    sed -nE 's/^[0-9]+: (tune_(e2e|faults): .*)/\1/p' "$out/$t.log"
+    sed -nE 's/^[0-9]+: (tune_(e2e|faults|harness_api): .*)/\1/p' "$out/$t.log"
   else
     note "gpu.$t" SKIP "not configured"
   fi

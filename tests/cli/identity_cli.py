@@ -55,7 +55,7 @@ class IdentityCli(unittest.TestCase):
 
     def test_a_wrong_entry_is_not_served_to_the_fixed_build_and_retry_compiles_again(self):
         wrong = self.tuner("warm", "--manifest", self.manifest(entry="scale"))
-        self.assertEqual(wrong.returncode, 0, wrong.stderr)
+        self.assertEqual(wrong.returncode, 1, wrong.stderr)  # no valid candidate is left
         self.assertIn("4 invalid (4 failed)", wrong.stdout)
         self.assertIn("the cubin defines no function 'scale'", wrong.stdout)
         self.assertIn("--retry-invalid", wrong.stderr)  # how to drop what the mistake cached
@@ -69,7 +69,7 @@ class IdentityCli(unittest.TestCase):
         again = self.tuner("warm", "--manifest", self.manifest(entry="scale"))
         self.assertIn("0 compiled, 0 from the store, 4 already cached; 4 invalid", again.stdout)
         retried = self.tuner("warm", "--manifest", self.manifest(entry="scale"), "--retry-invalid")
-        self.assertEqual(retried.returncode, 0, retried.stderr)
+        self.assertEqual(retried.returncode, 1, retried.stderr)
         self.assertIn("4 candidates: 4 compiled, 0 from the store, 0 already cached; 4 invalid",
                       retried.stdout)
         # A valid entry is never compiled again by --retry-invalid.

@@ -366,7 +366,8 @@ class RecordsCli(unittest.TestCase):
                 "--config", "BM=32,BN=64")
         self.assertEqual(r.returncode, 2)
         self.assertEqual(r.stderr, "tuner record set: error: config 'BM=32,BN=64' is not in the "
-                                   f"space '{self.root}/spaces/gemm.toml'\n")
+                                   f"space '{self.root}/spaces/gemm.toml': a value is not one the "
+                                   "space lists (tuner space lists its configs)\n")
         r = run("record", "set", "--manifest", self.gemm, "--bucket", "small",
                 "--config", "BM=64,BN=64")
         self.assertEqual(r.returncode, 2)
@@ -689,7 +690,10 @@ class RecordsCli(unittest.TestCase):
         self.assertEqual(status(),
                          "gemm  sm_90  stale  records/gemm.json: entry 'm<=512' source: "
                          "'BM=64,BN=128' was adopted from shard 2/4 and never measured here: a "
-                         "tune measures it (the record is not fresh until then)\n")
+                         "tune measures it (the record is not fresh until then)\n"
+                         "next: re-tune the stale ones on a GPU (cmake --build <build> --target "
+                         "tune), or pin every stale record again to the configs it records, "
+                         f"without a GPU: tuner record repin --manifest {self.gemm}\n")
         for e in range(2):
             self.edit_record(lambda d: d["entries"][e].update(source="measured", origin=None))
         self.assertEqual(status(), "gemm  sm_90  fresh  records/gemm.json\n")

@@ -8,6 +8,8 @@
   rewrites them). The JSON is also checked independently: ids recomputed from params, counts,
   and each bucket's pruned-space hash recomputed as FNV-1a (docs/formats.md "Search space").
 - --bucket, an unknown bucket, a missing file and bad usage.
+- A space that reads but can never give a record (a bucket never selected) is listed, then
+  refused with the configure's diagnostic and a fix that works.
 """
 import json
 import os
@@ -130,6 +132,52 @@ class ValidSpaces(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.splitlines()[0], "bucket 'm<=512': 41 configs")
         self.assertIn("bucket 'large': 31 configs", r.stdout.splitlines())
+
+
+NEVER_SELECTED = """schema = 1
+kernel = "pip"
+
+[params]
+BLOCK = [128, 256]
+
+[[buckets]]
+name = "n=20M"
+shape = { N = 20000000 }
+
+[[buckets]]
+name = "n=1M"
+shape = { N = 1000000 }
+"""
+
+
+class UnusableSpaces(unittest.TestCase):
+    def write(self, text):
+        WORK.mkdir(parents=True, exist_ok=True)
+        path = WORK / "never_selected.toml"
+        path.write_text(text)
+        return path
+
+    def test_a_bucket_never_selected_is_listed_then_refused_with_a_fix_that_works(self):
+        space = self.write(NEVER_SELECTED)
+        r = run("space", space)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("bucket 'n=1M': 2 configs", r.stdout)  # listed all the same
+        self.assertEqual(
+            r.stderr,
+            f"{space}:11:1: error: bucket 'n=1M' is never selected: bucket 'n=20M' (line 7) "
+            "before it has no 'when' and takes every shape: give 'n=20M' a 'when' that holds for "
+            "its own shape (N=20000000) but not for that of 'n=1M' (N=1000000), for example "
+            "when = \"N > 1000000\" (only the last bucket may go without a 'when')\n")
+        j = run("space", space, "--json")
+        self.assertEqual(j.returncode, 2)
+        self.assertEqual(json.loads(j.stdout)["problems"], [r.stderr.strip()])
+        # The fix applied: usable.
+        fixed = self.write(NEVER_SELECTED.replace('name = "n=20M"\n',
+                                                  'name = "n=20M"\nwhen = "N > 1000000"\n'))
+        r = run("space", fixed)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "")
+        self.assertNotIn("problems", json.loads(run("space", fixed, "--json").stdout))
 
 
 class BucketOption(unittest.TestCase):

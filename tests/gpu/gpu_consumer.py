@@ -1,6 +1,6 @@
-"""Shared by the GPU tests that tune a consumer project (tune_e2e_test.py, tune_faults_test.py):
-their arguments, the TUNE_GPU_E2E gate, configuring a copy of the project with tune added
-through add_subdirectory, and reading trial logs.
+"""Shared by the GPU tests that tune a consumer project (tune_e2e_test.py, tune_faults_test.py,
+tune_harness_api_test.py): their arguments, the TUNE_GPU_E2E gate, configuring a copy of the
+project with tune added through add_subdirectory, and reading trial logs.
 
 Arguments: --tune-source <repo> --cmake <cmake> --tuner <tuner> --work <dir> --arch <sm_XX>
 [--tomlpp <TOML++ include dir>] [--eigen <Eigen include dir>]. The tests build tune inside the consumer project and take a

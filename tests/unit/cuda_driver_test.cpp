@@ -7,11 +7,13 @@
 #include <tuner/cuda/module.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -260,6 +262,59 @@ TEST(HarnessCheckTest, ToleranceAndTheWorstElement) {
                    "'output' is wrong: relative error 2.8e-01 exceeds 1e-05 (worst at index 1: "
                    "got 1.5, expected 1; 2 of 4 values off by more than the tolerance, the first "
                    "at index 1)");
+}
+
+TEST(LaunchLimitsTest, AGeometryOverALimitIsRefusedWithTheReason) {
+  detail::LaunchLimits l;  // an H200's device limits, a function limited to 640 threads
+  l.max_threads_per_block = 640;
+  l.registers = 96;
+  l.static_shared_bytes = 1024;
+  l.max_shared_bytes = 232448;
+  EXPECT_EQ(detail::launch_refusal(l, "pip", 1000, 640, 0), "");
+  EXPECT_EQ(detail::launch_refusal(l, "pip", Dim3(1000, 65535), Dim3(32, 20), 231424), "");
+  EXPECT_EQ(detail::launch_refusal(l, "pip", 1000, Dim3(32, 32), 0),
+            "launch of 'pip' refused: a block of 1024 threads (32x32x1) is more than the 640 "
+            "that 'pip' allows (it uses 96 registers per thread; they and its __launch_bounds__ "
+            "set that limit)");
+  EXPECT_EQ(detail::launch_refusal(l, "pip", 1000, 128, 231425),
+            "launch of 'pip' refused: 231425 bytes of dynamic shared memory and 1024 of static "
+            "make 232449, more than the 232448 bytes a block may have on this device");
+  EXPECT_EQ(detail::launch_refusal(l, "pip", Dim3(1, 65536), 128, 0),
+            "launch of 'pip' refused: grid dimension y of 65536 is more than the device's 65535");
+  EXPECT_EQ(detail::launch_refusal(l, "pip", 1, Dim3(1, 1, 65), 0),
+            "launch of 'pip' refused: block dimension z of 65 is more than the device's 64");
+  EXPECT_EQ(detail::launch_refusal(l, "pip", 0, 128, 0),
+            "launch of 'pip' refused: an empty grid (grid 0x1x1, block 128x1x1): nothing would "
+            "run");
+  // A refusal is not a CUDA error: the worker answers it as an invalid candidate and goes on.
+  static_assert(!std::is_base_of_v<cuda_error, launch_error>);
+  static_assert(std::is_base_of_v<error, launch_error>);
+}
+
+TEST(HarnessCheckTest, IntegersAreComparedExactlyWithTheFirstDifferences) {
+  const std::vector<int> ref{0, 1, 0, 1, 7};
+  EXPECT_NO_THROW(check_equal(ref, ref, "inside"));
+  std::vector<int> out = ref;
+  out[1] = 0;
+  out[4] = -1;  // what poison leaves in a signed int
+  EXPECT_THROW_MSG(check_equal(out, ref, "inside"), check_error,
+                   "'inside' is wrong: 2 of 5 values differ from the reference: at index 1 got "
+                   "0, expected 1; at index 4 got -1, expected 7");
+  // More differences than listed: the first ones, in index order.
+  std::vector<std::uint8_t> bytes(100, 0), wrong(100, 0);
+  for (std::size_t i = 10; i < 100; i += 10)
+    wrong[i] = static_cast<std::uint8_t>(200 + i / 10);  // numbers, not characters
+  EXPECT_THROW_MSG(check_equal(wrong, bytes), check_error,
+                   "'output' is wrong: 9 of 100 values differ from the reference, the first 5: "
+                   "at index 10 got 201, expected 0; at index 20 got 202, expected 0; at index "
+                   "30 got 203, expected 0; at index 40 got 204, expected 0; at index 50 got "
+                   "205, expected 0");
+  const std::vector<std::uint64_t> big{~0ull}, zero{0};
+  EXPECT_THROW_MSG(check_equal(big, zero), check_error,
+                   "'output' is wrong: 1 of 1 values differ from the reference: at index 0 got "
+                   "18446744073709551615, expected 0");
+  EXPECT_THROW_MSG(check_equal(out, std::vector<int>(4)), error,
+                   "check_equal: output has 5 values, reference 4");
 }
 
 TEST(HarnessCheckTest, MismatchesAreCountedAgainstEachValuesScale) {

@@ -256,6 +256,30 @@ TEST(PipelineTest, OverheadSummaryOfALog) {
             "of compiler time (longest 9.0 s)");
 }
 
+TEST(PipelineTest, TheWaitsForTheCompilerAreApartFromTheOverhead) {
+  // A tune whose trials mostly wait for their compiles: 140 ms of each trial's 271 ms is the
+  // compiler's, 11 ms is the trial's own overhead (worker, load, gate, protocol).
+  std::vector<Trial> trials(3);
+  for (Trial& t : trials) {
+    t.times = TrialTimes{0, 2, 5, 20, 100, 271};
+    t.times->compile_wait_ms = 140;
+  }
+  trials[2].times->compile_wait_ms = 0;  // its compile was ready
+  trials[2].times->wall_ms = 131;
+  trials[1].times->strategy_ms = 4;
+  trials[1].times->wall_ms = 275;
+  std::optional<OverheadSummary> s = summarize_overhead(trials);
+  ASSERT_TRUE(s);
+  EXPECT_DOUBLE_EQ(s->median_overhead_ms, 11);
+  EXPECT_DOUBLE_EQ(s->median_waits_ms, 140);
+  const std::string text = describe_overhead(*s);
+  EXPECT_EQ(text.substr(0, text.find("\nstrategy waits")),
+            "gpu time: 44.3% of 0.7 s in timed reps (3 trials)\n"
+            "per trial (median): setup 5.0 ms (fixture 0.0, load 2.0), warm-up 20.0 ms, timed "
+            "100.0 ms, waits 140.0 ms (compiler 140.0, strategy 0.0), overhead 11.0 ms outside "
+            "warm-up, timed reps and waits");
+}
+
 TEST(PipelineTest, CompileAheadRunsInOrderAndLetsTheSearchJumpTheQueue) {
   std::mutex m;
   std::vector<std::size_t> began;

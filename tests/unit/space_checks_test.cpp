@@ -64,5 +64,56 @@ TEST(SpaceChecksTest, AShadowedBucketAndAnEmptySpace) {
                 "[[configs]] entry that passes them"});
 }
 
+// The suggested fix works: the space with it applied has no problem left.
+TEST(SpaceChecksTest, TheFixOfABucketAfterACatchAllWorks) {
+  // Neither has a 'when': moving 'n=1M' first would only shadow 'n=20M', so that is not the
+  // advice; a 'when' for the first one that tells the two shapes apart is.
+  const std::string one = "[[buckets]]\nname = \"n=1M\"\nshape = { n = 1000000 }\n";
+  EXPECT_EQ(problems("[[buckets]]\nname = \"n=20M\"\nshape = { n = 20000000 }\n\n" + one),
+            std::vector<std::string>{
+                "s.toml:12:1: error: bucket 'n=1M' is never selected: bucket 'n=20M' (line 8) "
+                "before it has no 'when' and takes every shape: give 'n=20M' a 'when' that holds "
+                "for its own shape (n=20000000) but not for that of 'n=1M' (n=1000000), for "
+                "example when = \"n > 1000000\" (only the last bucket may go without a "
+                "'when')"});
+  EXPECT_TRUE(problems("[[buckets]]\nname = \"n=20M\"\nwhen = \"n > 1000000\"\n"
+                       "shape = { n = 20000000 }\n\n" +
+                       one)
+                  .empty());
+  // Moving the second one first (neither has a 'when') only shadows the other one.
+  EXPECT_EQ(problems(one + "\n[[buckets]]\nname = \"n=20M\"\nshape = { n = 20000000 }\n").size(),
+            1u);
+  // A smaller shape first: the example reads '<'.
+  EXPECT_NE(problems("[[buckets]]\nname = \"a\"\nshape = { n = 4 }\n\n"
+                     "[[buckets]]\nname = \"b\"\nshape = { n = 64 }\n")[0]
+                .find("for example when = \"n < 64\""),
+            std::string::npos);
+}
+
+TEST(SpaceChecksTest, TheFixOfAShadowedBucketWhoseWhenTakesTheOtherShapeWorks) {
+  // 'mid' takes n=8 too: moved first it would shadow 'big'; narrowing 'big' is the fix.
+  const std::string mid = "[[buckets]]\nname = \"mid\"\nwhen = \"n >= 1\"\nshape = { n = 4 }\n";
+  EXPECT_EQ(problems("[[buckets]]\nname = \"big\"\nwhen = \"n >= 2\"\nshape = { n = 8 }\n\n" + mid),
+            std::vector<std::string>{
+                "s.toml:13:1: error: bucket 'mid' is shadowed: its own shape (n=4) selects "
+                "bucket 'big' (line 8, when 'n >= 2'), which comes first, so its winner would "
+                "never run for the shape it is tuned on: narrow the 'when' of 'big' so that it "
+                "no longer takes the shape of 'mid' (n=4), for example when = \"(n >= 2) && n > "
+                "4\""});
+  EXPECT_TRUE(problems("[[buckets]]\nname = \"big\"\nwhen = \"(n >= 2) && n > 4\"\n"
+                       "shape = { n = 8 }\n\n" +
+                       mid)
+                  .empty());
+}
+
+TEST(SpaceChecksTest, TwoBucketsOfOneShape) {
+  EXPECT_EQ(problems("[[buckets]]\nname = \"a\"\nshape = { n = 4 }\n\n"
+                     "[[buckets]]\nname = \"b\"\nshape = { n = 4 }\n"),
+            std::vector<std::string>{
+                "s.toml:12:1: error: bucket 'b' is never selected: bucket 'a' (line 8) before it "
+                "has no 'when' and takes every shape: the two shapes agree on every name they "
+                "share (n=4 and n=4): give 'b' a shape of its own or remove one of them"});
+}
+
 }  // namespace
 }  // namespace tune

@@ -14,9 +14,12 @@
 // one (not proof that it cannot compile) is pinned with a warning; a config the cache lacks is
 // pinned with a note saying how to compile it. --json adds "cache_status" (the entry's status,
 // null when none) and "forced".
+// `tuner record repin [--manifest M...] [--build-dir D] [--arch A]` does it for every entry of
+// every stale record, each to the config it records (config ids are read in any param order).
 // Exit codes: 0 pinned, 2 bad input (manifest, space, arch, bucket, config, an invalid compile
 // without --force, an unreadable record or one of another kernel, a record locked by a tune), 3
 // nvcc cannot be run or the record cannot be written.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -24,9 +27,11 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/cli/build_tree.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/text.hpp>
 #include <tuner/core/build/kernel_cache.hpp>
 #include <tuner/core/record/verify.hpp>
 #include <tuner/core/search/file_lock.hpp>
@@ -112,6 +117,32 @@ nlohmann::json replaced_entry(const Record& record, const std::string& bucket,
   return nullptr;
 }
 
+// What is wrong with the names of a config id that matches no config: `: it lacks 'LOAD'`,
+// `: the space has no param 'TILES'`; empty when the names are the space's (a value is off).
+std::string param_names_problem(const Space& space, std::string_view id) {
+  std::vector<std::string> given;
+  for (std::size_t start = 0; start <= id.size();) {
+    const std::size_t comma = std::min(id.find(',', start), id.size());
+    const std::string_view part = id.substr(start, comma - start);
+    given.emplace_back(part.substr(0, part.find('=')));
+    start = comma + 1;
+  }
+  std::vector<std::string> missing, unknown;
+  for (const Param& p : space.params())
+    if (std::find(given.begin(), given.end(), p.name) == given.end()) missing.push_back(p.name);
+  for (const std::string& g : given)
+    if (std::none_of(space.params().begin(), space.params().end(),
+                     [&](const Param& p) { return p.name == g; }))
+      unknown.push_back(g);
+  std::string out;
+  if (!missing.empty()) out += ": it lacks " + quoted_list(missing);
+  if (!unknown.empty())
+    out +=
+        (out.empty() ? ": " : "; ") + std::string("the space has no param ") + quoted_list(unknown);
+  if (out.empty()) out = ": a value is not one the space lists (tuner space lists its configs)";
+  return out;
+}
+
 int run_record_set(const RecordSetOptions& opt) {
   std::optional<ChosenKernel> chosen = load_chosen_kernel(opt.manifest, opt.arch, ArchChoice::one);
   if (!chosen) return exit_bad_input;
@@ -142,8 +173,8 @@ int run_record_set(const RecordSetOptions& opt) {
                  "its {} configs (tuner space {} --bucket '{}' lists them)\n",
                  opt.config, opt.bucket, pruned->size(), m.space.string(), opt.bucket);
     else
-      fmt::print(stderr, "tuner record set: error: config '{}' is not in the space '{}'\n",
-                 opt.config, m.space.string());
+      fmt::print(stderr, "tuner record set: error: config '{}' is not in the space '{}'{}\n",
+                 opt.config, m.space.string(), param_names_problem(space, opt.config));
     return exit_bad_input;
   }
 
@@ -232,10 +263,97 @@ int run_record_set(const RecordSetOptions& opt) {
   return exit_ok;
 }
 
+struct RepinOptions {
+  std::vector<std::string> manifests;
+  std::string build_dir = "build";
+  std::string arch;
+};
+
+// `tuner record repin`: every entry of every stale record pinned again to the config it
+// records, the way each `tuner record set` of the stale notes would, in one command. A fresh
+// record, a missing one and a bucket without an entry (or whose recorded config left its
+// pruned space) are left alone, the last two with the command that pins them.
+int run_record_repin(const RepinOptions& opt) {
+  std::vector<fs::path> manifests(opt.manifests.begin(), opt.manifests.end());
+  if (manifests.empty()) manifests = build_tree_manifests(opt.build_dir);
+  if (manifests.empty()) {
+    fmt::print(stderr,
+               "tuner record repin: error: no manifests in '{}': configure the build with CMake "
+               "first, or name them with --manifest\n",
+               (fs::path(opt.build_dir) / "tune").string());
+    return exit_bad_input;
+  }
+  int status = exit_ok;
+  std::size_t pinned = 0, records = 0, left = 0;
+  for (const fs::path& path : manifests) {
+    result<KernelBuild> build = load_kernel_build(path);
+    if (!build) {
+      fmt::print(stderr, "{}\n", build.error().str());
+      status = exit_bad_input;
+      continue;
+    }
+    const Manifest& m = build->manifest;
+    result<std::vector<std::string>> archs = select_archs(m, opt.arch);
+    if (!archs) {
+      if (!opt.arch.empty() && !opt.manifests.empty()) {
+        fmt::print(stderr, "{}\n", archs.error().str());
+        status = exit_bad_input;
+      }
+      continue;  // a kernel of the tree not built for --arch
+    }
+    for (const std::string& arch : *archs) {
+      const fs::path record_path = m.record_path(arch).value();
+      result<Verification> v = verify_kernel_record(*build, arch, record_path);
+      if (!v) {
+        fmt::print(stderr, "{}\n", v.error().str());
+        status = exit_bad_input;
+        continue;
+      }
+      if (v->state != RecordState::stale) continue;
+      result<Record> record = Record::load(record_path);
+      if (!record) {
+        fmt::print(stderr, "{}\n", record.error().str());
+        status = exit_bad_input;
+        continue;
+      }
+      ++records;
+      for (const Bucket& bucket : build->space.buckets()) {
+        const RecordEntry* e = record->get(bucket.name);
+        result<std::vector<Config>> pruned = build->space.configs(bucket);
+        if (e == nullptr || !pruned || find_config(*pruned, e->config.id()) == nullptr) {
+          fmt::print(stderr,
+                     "{}: note: bucket '{}' has {}: pin one with tuner record set --manifest {} "
+                     "--arch {} --bucket '{}' --config <id>\n",
+                     display_path(m, record_path), bucket.name,
+                     e == nullptr ? "no entry" : "a recorded config its space no longer holds",
+                     m.path.string(), arch, bucket.name);
+          ++left;
+          continue;
+        }
+        RecordSetOptions set;
+        set.manifest = m.path.string();
+        set.arch = arch;
+        set.bucket = bucket.name;
+        set.config = e->config.id();
+        const int rc = run_record_set(set);
+        if (rc == exit_ok)
+          ++pinned;
+        else
+          ++left, status = std::max(status, rc);
+      }
+    }
+  }
+  fmt::print("tuner record repin: {} {} pinned again in {} stale {}{}\n", pinned,
+             pinned == 1 ? "entry" : "entries", records, records == 1 ? "record" : "records",
+             left > 0 ? fmt::format(", {} left (above)", left) : "");
+  return status;
+}
+
 }  // namespace
 
 void add_record_command(CLI::App& app, Run& run) {
-  auto* sub = app.add_subcommand("record", "edit a record without measuring (record set)");
+  auto* sub =
+      app.add_subcommand("record", "edit a record without measuring (record set, record repin)");
   sub->require_subcommand(1);
   auto opt = std::make_shared<RecordSetOptions>();
   auto* set = sub->add_subcommand(
@@ -243,7 +361,8 @@ void add_record_command(CLI::App& app, Run& run) {
   set->add_option("--manifest", opt->manifest, "the kernel's manifest.json")->required();
   set->add_option("--bucket", opt->bucket, "the bucket label, exactly")->required();
   set->add_option("--config", opt->config,
-                  "the config id, e.g. BM=64,LAYOUT=\"row\" (strings may be unquoted)")
+                  "the config id, e.g. BM=64,LAYOUT=\"row\" (params in any order; strings may be "
+                  "unquoted)")
       ->required();
   set->add_option("--arch", opt->arch, "the architecture (default: the manifest's only one)");
   set->add_flag("--force", opt->force,
@@ -251,6 +370,20 @@ void add_record_command(CLI::App& app, Run& run) {
                 "(the entry is marked forced)");
   set->add_flag("--json", opt->json, "print what was pinned, and what it replaced, as JSON");
   set->callback([&run, opt] { run = [opt] { return run_record_set(*opt); }; });
+  auto ropt = std::make_shared<RepinOptions>();
+  auto* repin = sub->add_subcommand(
+      "repin",
+      "pin every entry of every stale record again to the config it records, without a GPU "
+      "(one `record set` per entry, as the stale notes list them)");
+  repin->add_option("--manifest", ropt->manifests, "a kernel's manifest.json (repeatable)");
+  repin->add_option("--build-dir", ropt->build_dir,
+                    "every kernel the build tree declares (default: build)");
+  repin->add_option("--arch", ropt->arch, "only this architecture");
+  repin->footer(
+      "Exit status: 0 when every entry of the stale records was pinned again (or none was "
+      "stale), 2 bad input (a manifest or record that does not read, a recorded config whose "
+      "compile failed), 3 nvcc cannot be run or a record cannot be written.");
+  repin->callback([&run, ropt] { run = [ropt] { return run_record_repin(*ropt); }; });
 }
 
 }  // namespace tune::cli

@@ -3,7 +3,13 @@
 //
 // Text form, per bucket: `bucket '<name>': <count> configs`, then one config id per line.
 // JSON form: {"kernel", "space_hash", "buckets": [{"name", "count", "space_hash",
-// "configs": [{"id", "params"}]}]} where a bucket's space_hash is its pruned-space hash.
+// "configs": [{"id", "params"}]}]} where a bucket's space_hash is its pruned-space hash; a space
+// with problems (below) has "problems" too, the diagnostics as text.
+//
+// A space that parses but can never give a record (space_checks.hpp: a bucket that keeps no
+// config, a bucket never selected because one before it takes its shape) is listed all the
+// same, since looking at it is how its author finds out, and then refused as the configure
+// refuses it: each problem on stderr (and in "problems"), exit 2.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -14,6 +20,7 @@
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/space/space.hpp>
+#include <tuner/core/space/space_checks.hpp>
 
 namespace tune::cli {
 
@@ -65,6 +72,14 @@ int run_space(const SpaceOptions& opt) {
     }
     pruned.push_back(std::move(*configs));
   }
+  result<std::vector<diagnostic>> problems = space_declaration_problems(*space, "");
+  if (!problems) {
+    fmt::print(stderr, "{}\n", problems.error().str());
+    return exit_bad_input;
+  }
+  for (const diagnostic& d : *problems)
+    fmt::print(stderr, "{}\n", d.str());
+  const int status = problems->empty() ? exit_ok : exit_bad_input;
 
   if (opt.json) {
     using json = nlohmann::ordered_json;
@@ -86,8 +101,14 @@ int run_space(const SpaceOptions& opt) {
                          {"configs", std::move(configs)}});
     }
     out["buckets"] = std::move(buckets);
+    if (!problems->empty()) {
+      json listed = json::array();
+      for (const diagnostic& d : *problems)
+        listed.push_back(d.str());
+      out["problems"] = std::move(listed);
+    }
     fmt::print("{}\n", dump_json(out, 2));
-    return exit_ok;
+    return status;
   }
 
   for (std::size_t i = 0; i < chosen.size(); ++i) {
@@ -95,7 +116,7 @@ int run_space(const SpaceOptions& opt) {
     for (const Config& c : pruned[i])
       fmt::print("{}\n", c.id());
   }
-  return exit_ok;
+  return status;
 }
 
 }  // namespace
@@ -105,12 +126,19 @@ void add_space_command(CLI::App& app, Run& run) {
   auto* sub = app.add_subcommand(
       "space",
       "expand a space and list every config of each bucket after pruning, with a count per "
-      "bucket (exit 0; 2 on bad usage or a bad space)");
+      "bucket; a space that can never give a record (a bucket that keeps no config, or one "
+      "never selected since a bucket before it takes its shape) is listed, then refused as the "
+      "configure refuses it");
   sub->add_option("space", opt->file, "the space file (TOML)")->required();
   sub->add_option("--bucket", opt->bucket, "list only this bucket");
   sub->add_flag("--json", opt->json,
                 "print one JSON document: {kernel, space_hash, buckets: [{name, count, "
-                "space_hash, configs: [{id, params}]}]}");
+                "space_hash, configs: [{id, params}]}], and, for a space that can never give a "
+                "record, problems: [<file:line:col: error: ...>]}");
+  sub->footer(
+      "Exit status: 0 when the space is usable; 2 on bad usage, a space that does not read, or "
+      "one that can never give a record (each problem on stderr, file:line:col, with its fix, "
+      "after the listing).");
   sub->callback([&run, opt] { run = [opt] { return run_space(*opt); }; });
 }
 

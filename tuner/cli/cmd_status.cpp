@@ -17,6 +17,9 @@
 // docs/trust.md); in
 // --json, "sources" maps each bucket to its entry's source (`measured`, `adopted`, `pinned`;
 // null when the record is missing or does not read).
+// When a record is stale, a last line names the next step: re-tune, or `tuner record repin`,
+// which pins every stale record again to its recorded configs (--json: "repin", that command, or
+// null when none is stale).
 // Each kernel stands alone: a manifest or space that does not read is reported as that kernel's
 // line (state `error`, arch `-`, the manifest and its diagnostic) and the others are still
 // checked. Exit codes: 0 (with --check: every record fresh), 1 with --check when any is not,
@@ -36,6 +39,7 @@
 #include <tuner/cli/commands.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/text.hpp>
+#include <tuner/core/build/cache_key.hpp>
 #include <tuner/core/record/verify.hpp>
 #include <tuner/core/tune/kernel_tune.hpp>
 
@@ -117,6 +121,7 @@ int run_status(const StatusOptions& opt) {
   std::vector<Row> rows;
   nlohmann::json out = {{"kernels", nlohmann::json::array()}};
   bool all_fresh = true;
+  bool any_stale = false;
   bool bad_input = false;
   for (const auto& path : manifests) {
     result<KernelBuild> build = load_kernel_build(path);
@@ -142,6 +147,7 @@ int run_status(const StatusOptions& opt) {
         continue;
       }
       all_fresh = all_fresh && v->ok();
+      any_stale = any_stale || v->state == RecordState::stale;
       const nlohmann::json sources = entry_sources(*v, record);
       Row row{m.kernel, arch, std::string(to_string(v->state)), display_path(m, record), {}};
       if (const std::string note = v->ok() ? sources_note(sources) : ""; !note.empty())
@@ -183,6 +189,15 @@ int run_status(const StatusOptions& opt) {
                                 {"prior", prior}});
     }
   }
+  // The next step for stale records without a GPU: one command that pins them all again.
+  std::vector<std::string> repin = {"tuner", "record", "repin"};
+  if (opt.manifests.empty()) {
+    repin.insert(repin.end(), {"--build-dir", opt.build_dir});
+  } else {
+    for (const std::string& m : opt.manifests)
+      repin.insert(repin.end(), {"--manifest", m});
+  }
+  out["repin"] = any_stale ? nlohmann::json(shell_join(repin)) : nlohmann::json(nullptr);
   if (opt.json) {
     fmt::print("{}\n", dump_json(out, 2));
   } else {
@@ -195,6 +210,11 @@ int run_status(const StatusOptions& opt) {
     for (const auto& r : rows)
       fmt::print("{:<{}}  {:<{}}  {:<{}}  {}{}\n", r.kernel, wk, r.arch, wa, r.state, ws, r.record,
                  r.detail);
+    if (any_stale)
+      fmt::print(
+          "next: re-tune the stale ones on a GPU (cmake --build <build> --target tune), or pin "
+          "every stale record again to the configs it records, without a GPU: {}\n",
+          shell_join(repin));
   }
   if (bad_input) return exit_bad_input;
   return opt.check && !all_fresh ? exit_negative : exit_ok;

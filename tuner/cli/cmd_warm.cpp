@@ -8,7 +8,12 @@
 // `<log_dir>/warm.events`; `tuner warm --manifest M --summary`, the command of the warm.<name>
 // target (after every step), reads and removes those lines and prints one summary line per
 // architecture: candidates compiled, taken from the store and already cached in this build,
-// and the invalid ones by kind.
+// and the invalid ones by kind, after the invalid ones grouped by reason (warm_report.hpp). A
+// step says nothing of its own invalid candidate: the summary says it once for all that failed
+// the same way.
+//
+// A bucket left with no valid candidate (every one of its configs invalid) can never be tuned
+// or pinned: the summary and a whole-space warm name it and exit 1.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +28,7 @@
 
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/kernel_choice.hpp>
+#include <tuner/cli/warm_report.hpp>
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
@@ -67,14 +73,15 @@ struct WarmCounts {
 
 // `tuner warm: fill sm_90: 4 candidates: 1 compiled, 0 from the store, 3 already cached; 2
 // invalid (1 failed, 1 over_limit)`.
-std::string describe_warm(const std::string& kernel, const std::string& arch, const WarmCounts& c) {
+// `again` is the command that compiles the missing ones (a summary's only).
+std::string describe_warm(const std::string& kernel, const std::string& arch, const WarmCounts& c,
+                          const std::string& again = "") {
   const std::size_t cached =
       c.candidates - std::min(c.candidates, c.compiled + c.downloaded + c.missing);
   std::string line = fmt::format(
       "tuner warm: {} {}: {} candidates: {} compiled, {} from the store, {} already cached", kernel,
       arch, c.candidates, c.compiled, c.downloaded, cached);
-  if (c.missing > 0)
-    line += fmt::format(", {} not in the cache (warm again to compile them)", c.missing);
+  if (c.missing > 0) line += fmt::format(", {} not in the cache ({})", c.missing, again);
   std::size_t invalid = 0;
   std::string kinds;
   for (const auto& [status, n] : c.invalid) {
@@ -232,24 +239,51 @@ int warm_summary(const Manifest& manifest, const Space& space,
   const CacheKeyer keyer(manifest, space);
   const KernelCache cache(effective_cache_dir(manifest.cache_dir));
   bool any_invalid = false;
+  bool unusable = false;
   for (const std::string& arch : archs) {
     WarmCounts& c = counts[arch];
     c.candidates = all->size();
     std::vector<std::string> cubins;
+    std::vector<CandidateOutcome> outcomes;
     for (const Config& config : *all) {
-      const std::optional<CacheEntry> entry = cache.lookup(keyer.key(config, arch).digest);
+      const std::string key = keyer.key(config, arch).digest;
+      const std::optional<CacheEntry> entry = cache.lookup(key);
       cubins.push_back(entry && entry->valid() ? entry->cubin_sha256 : std::string());
-      if (!entry)
+      CandidateOutcome& o = outcomes.emplace_back();
+      o.config_id = config.id();
+      o.entry = cache.entry_path(key);
+      if (!entry) {
         ++c.missing;
-      else if (!entry->valid())
+        o.missing = true;
+        // Its stamp says it is warm, which is no longer true (the cache was emptied or rotated
+        // under the build): without it the next build of the warm target runs its step again.
+        std::error_code ec;
+        std::filesystem::remove(warm_stamp(manifest, arch, o.config_id), ec);
+      } else if (!entry->valid()) {
         ++c.invalid[std::string(to_string(entry->status))];
+        o.status = std::string(to_string(entry->status));
+        o.reason = entry->reason;
+      } else {
+        o.valid = true;
+      }
     }
-    fmt::print("{}\n", describe_warm(manifest.kernel, arch, c));
+    const std::string again = fmt::format(
+        "never warmed, or the cache lost them since: their warm steps run again on the next "
+        "'cmake --build {} --target warm.{}', or 'tuner warm --manifest {} --arch {}' compiles "
+        "them now",
+        manifest.build_dir.string(), manifest.kernel, manifest.path.string(), arch);
+    for (const std::string& line : describe_invalid(manifest.kernel, arch, outcomes))
+      fmt::print("{}\n", line);
+    fmt::print("{}\n", describe_warm(manifest.kernel, arch, c, again));
     warn_identical(manifest.kernel, arch, *all, cubins);
+    for (const std::string& line : buckets_without_valid(manifest.kernel, arch, space, outcomes)) {
+      fmt::print(stderr, "{}\n", line);
+      unusable = true;
+    }
     any_invalid = any_invalid || !c.invalid.empty();
   }
   if (any_invalid) fmt::print(stderr, "{}\n", retry_hint(manifest));
-  return exit_ok;
+  return unusable ? exit_negative : exit_ok;
 }
 
 int run_warm(const WarmOptions& opt) {
@@ -305,7 +339,8 @@ int run_warm(const WarmOptions& opt) {
   int cached = 0;
   int invalid = 0;
   std::map<std::string, WarmCounts> counts;
-  std::map<std::string, std::vector<std::string>> cubins;  // per arch, as `configs`
+  std::map<std::string, std::vector<std::string>> cubins;         // per arch, as `configs`
+  std::map<std::string, std::vector<CandidateOutcome>> outcomes;  // per arch, as `configs`
   nlohmann::json results = nlohmann::json::array();
   for (const std::string& arch : archs) {
     for (const Config& config : configs) {
@@ -320,13 +355,15 @@ int run_warm(const WarmOptions& opt) {
       ++c.candidates;
       c.compiled += outcome.compiled ? 1 : 0;
       c.downloaded += outcome.downloaded ? 1 : 0;
+      CandidateOutcome& o = outcomes[arch].emplace_back();
+      o.config_id = config.id();
+      o.entry = cache.entry_path(key.digest);
+      o.valid = outcome.entry.valid();
       if (!outcome.entry.valid()) {
         ++c.invalid[std::string(to_string(outcome.entry.status))];
         ++invalid;
-        if (!opt.json)
-          fmt::print("tuner warm: {} {} {}: invalid ({}): {} (see {})\n", manifest.kernel, arch,
-                     config.id(), to_string(outcome.entry.status), outcome.entry.reason,
-                     cache.entry_path(key.digest).string());
+        o.status = std::string(to_string(outcome.entry.status));
+        o.reason = outcome.entry.reason;
       }
       results.push_back({{"arch", arch},
                          {"config_id", config.id()},
@@ -358,10 +395,19 @@ int run_warm(const WarmOptions& opt) {
     }
   }
 
+  // A bucket with no valid candidate: only a warm of every candidate can tell (a build step
+  // warms one, and the summary after the steps tells).
+  std::vector<std::string> unusable;
+  if (opt.stamp.empty())
+    for (const std::string& arch : archs)
+      for (std::string& line : buckets_without_valid(manifest.kernel, arch, space, outcomes[arch]))
+        unusable.push_back(std::move(line));
+
   if (opt.json) {
     nlohmann::json out = {{"kernel", manifest.kernel}, {"cache_dir", cache.dir().string()},
                           {"compiled", compiled},      {"cached", cached},
-                          {"invalid", invalid},        {"results", results}};
+                          {"invalid", invalid},        {"results", results},
+                          {"unusable", unusable}};
     if (remote) {
       out["downloaded"] = downloaded;
       out["remote"] = {{"store", remote->where()},
@@ -373,12 +419,16 @@ int run_warm(const WarmOptions& opt) {
     fmt::print("{}\n", dump_json(out, 2));
   } else if (opt.stamp.empty()) {
     for (const std::string& arch : archs) {
+      for (const std::string& line : describe_invalid(manifest.kernel, arch, outcomes[arch]))
+        fmt::print("{}\n", line);
       fmt::print("{}\n", describe_warm(manifest.kernel, arch, counts[arch]));
       warn_identical(manifest.kernel, arch, configs, cubins[arch]);
     }
+    for (const std::string& line : unusable)
+      fmt::print(stderr, "{}\n", line);
     if (invalid > 0 && !opt.retry_invalid) fmt::print(stderr, "{}\n", retry_hint(manifest));
   }
-  return exit_ok;
+  return unusable.empty() ? exit_ok : exit_negative;
 }
 
 }  // namespace
@@ -427,7 +477,9 @@ void add_warm_command(CLI::App& app, Run& run) {
       ->needs(list);
   sub->footer(
       "Exit status: 0 when every candidate was compiled or found in the cache (valid or not), "
-      "2 for bad usage or input, 3 when the compiler cannot be run or the cache written.");
+      "1 when a bucket is left with no valid candidate (a warm of every candidate, or "
+      "--summary; a single --config step never fails for an invalid candidate), 2 for bad "
+      "usage or input, 3 when the compiler cannot be run or the cache written.");
   sub->callback([&run, opt] { run = [opt] { return run_warm(*opt); }; });
 }
 

@@ -1,6 +1,6 @@
 // The device gate's host side: the embedded PTX of gate.cu loaded once per context, and the
 // passes that compute a check's numbers on the device (tuner/cuda/harness.hpp,
-// detail::device_relative_error).
+// detail::device_relative_error for check_close, detail::device_differences for check_equal).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -8,6 +8,8 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include <tuner/cuda/driver.hpp>
 #include <tuner/cuda/harness.hpp>
@@ -36,6 +38,8 @@ struct GateModule {
   CUfunction norms = nullptr;
   CUfunction mismatches = nullptr;
   CUfunction find = nullptr;
+  CUfunction equal = nullptr;
+  CUfunction next_difference = nullptr;
   CUdeviceptr scratch = 0;
 };
 
@@ -54,6 +58,8 @@ GateModule& gate_module() {
     TUNE_CU(cu.cuModuleGetFunction(&g.norms, g.module, "tune_gate_norms"));
     TUNE_CU(cu.cuModuleGetFunction(&g.mismatches, g.module, "tune_gate_mismatches"));
     TUNE_CU(cu.cuModuleGetFunction(&g.find, g.module, "tune_gate_find"));
+    TUNE_CU(cu.cuModuleGetFunction(&g.equal, g.module, "tune_gate_equal"));
+    TUNE_CU(cu.cuModuleGetFunction(&g.next_difference, g.module, "tune_gate_next_difference"));
     TUNE_CU(cu.cuMemAlloc(&g.scratch, sizeof(Scratch)));
   }
   return g;
@@ -137,6 +143,45 @@ double device_relative_error(CUdeviceptr out, GateKind out_kind, CUdeviceptr ref
   failure->mismatches = s.counts[2];
   failure->first_mismatch = s.counts[3] != none ? s.counts[3] : 0;
   return rel;
+}
+
+std::size_t device_differences(CUdeviceptr out, CUdeviceptr ref, std::size_t width,
+                               std::size_t count, std::size_t listed,
+                               std::vector<std::size_t>* first) {
+  if (width != 1 && width != 2 && width != 4 && width != 8)
+    throw error("the device gate compares values of 1, 2, 4 or 8 bytes, not " +
+                std::to_string(width));
+  const DriverApi& cu = driver();
+  TUNE_CU(cu.cuCtxSynchronize());  // the checked launch, on whichever stream
+  if (count == 0) return 0;
+  std::lock_guard lock(gate_mutex);
+  const GateModule& g = gate_module();
+  Scratch init{};
+  init.counts[3] = none;
+  TUNE_CU(cu.cuMemcpyHtoD(g.scratch, &init, sizeof init));
+  CUdeviceptr counts = g.scratch + offsetof(Scratch, counts);
+  int w = static_cast<int>(width);
+  unsigned long long n = count;
+  void* equal_args[] = {&out, &ref, &w, &n, &counts};
+  run_pass(g.equal, count, equal_args);
+  const Scratch s = download(g);
+  const std::size_t differences = s.counts[2];
+  if (differences == 0 || first == nullptr || listed == 0) return differences;
+  first->push_back(s.counts[3]);
+  // The next ones, one short pass each: from just after the last one found.
+  const CUdeviceptr next = g.scratch + offsetof(Scratch, counts) + 3 * sizeof(unsigned long long);
+  while (first->size() < std::min(listed, differences)) {
+    unsigned long long from = first->back() + 1;
+    if (from >= n) break;
+    TUNE_CU(cu.cuMemcpyHtoD(next, &none, sizeof none));
+    void* next_args[] = {&out, &ref, &w, &n, &from, &counts};
+    run_pass(g.next_difference, count - from, next_args);
+    unsigned long long found = none;
+    TUNE_CU(cu.cuMemcpyDtoH(&found, next, sizeof found));
+    if (found == none) break;
+    first->push_back(found);
+  }
+  return differences;
 }
 
 }  // namespace tune::detail

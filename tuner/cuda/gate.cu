@@ -8,6 +8,10 @@
 // are those of the host check: sum((out - ref)^2), sum(ref^2), the first non-finite output.
 // On a failure two more passes find the largest difference (the first index holding it) and
 // count the values off by more than the tolerance of their scale, with the first of them.
+//
+// Integer values (tune::check_equal) are compared exactly, as unsigned words of their width (1,
+// 2, 4 or 8 bytes): one pass counts the differences and finds the first; on a failure a short
+// pass per further index listed finds the next one after it.
 
 namespace {
 
@@ -109,6 +113,64 @@ extern "C" __global__ void tune_gate_find(const void* out, int out_kind, const v
     const double o = load(out, out_kind, i);
     if (isfinite(o) && fabs(o - load(ref, ref_kind, i)) == worst) {
       atomicMin(&counts[4], i);
+      return;
+    }
+  }
+}
+
+namespace {
+
+template <class U>
+__device__ __forceinline__ bool differs_as(const void* out, const void* ref, unsigned long long i) {
+  return static_cast<const U*>(out)[i] != static_cast<const U*>(ref)[i];
+}
+
+__device__ __forceinline__ bool differs(const void* out, const void* ref, int width,
+                                        unsigned long long i) {
+  switch (width) {
+    case 1:
+      return differs_as<unsigned char>(out, ref, i);
+    case 2:
+      return differs_as<unsigned short>(out, ref, i);
+    case 4:
+      return differs_as<unsigned int>(out, ref, i);
+    default:
+      return differs_as<unsigned long long>(out, ref, i);
+  }
+}
+
+}  // namespace
+
+// counts[2] += values of `out` that differ from `ref` (words of `width` bytes); counts[3] =
+// min(counts[3], the index of one).
+extern "C" __global__ void tune_gate_equal(const void* out, const void* ref, int width,
+                                           unsigned long long n, unsigned long long* counts) {
+  double off = 0;
+  unsigned long long first = ~0ull;
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i =
+           blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x;
+       i < n; i += stride) {
+    if (differs(out, ref, width, i)) {
+      off += 1;
+      if (i < first) first = i;
+    }
+  }
+  off = block_sum(off);
+  if (threadIdx.x == 0 && off > 0) atomicAdd(&counts[2], static_cast<unsigned long long>(off));
+  if (first != ~0ull) atomicMin(&counts[3], first);
+}
+
+// counts[3] = min(counts[3], the first index at or after `from` whose values differ).
+extern "C" __global__ void tune_gate_next_difference(const void* out, const void* ref, int width,
+                                                     unsigned long long n, unsigned long long from,
+                                                     unsigned long long* counts) {
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i =
+           from + blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x;
+       i < n; i += stride) {
+    if (differs(out, ref, width, i)) {
+      atomicMin(&counts[3], i);  // this thread's later indices are larger
       return;
     }
   }

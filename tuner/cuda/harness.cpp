@@ -87,11 +87,23 @@ void SetupContext::sync() const {
 
 BucketContext::BucketContext(Context& context, std::string bucket, const Shape& shape,
                              CUstream stream, std::uint64_t seed)
+    : BucketContext(context, nullptr, std::move(bucket), shape, stream, seed) {}
+
+BucketContext::BucketContext(Context& context, std::shared_ptr<Module> module, std::string bucket,
+                             const Shape& shape, CUstream stream, std::uint64_t seed)
     : context_(context),
+      module_(std::move(module)),
       bucket_(std::move(bucket)),
       shape_(shape, fmt::format("shape of bucket '{}'", bucket_)),
       stream_(stream),
       rng_(seed) {}
+
+Module& BucketContext::module() const {
+  if (!module_)
+    throw error(fmt::format("the context of bucket '{}' has no module (it was built without one)",
+                            bucket_));
+  return *module_;
+}
 
 void BucketContext::sync() const {
   TUNE_CU(driver().cuStreamSynchronize(stream_));
@@ -125,6 +137,17 @@ std::string check_failure_message(std::string_view what, const CheckFailure& f) 
 
 void throw_check_failure(std::string_view what, const CheckFailure& failure) {
   throw check_error(check_failure_message(what, failure));
+}
+
+std::string equal_failure_message(std::string_view what, std::size_t count, std::size_t differences,
+                                  const std::vector<Difference>& first) {
+  std::string listed;
+  for (const Difference& d : first)
+    listed += fmt::format("{}at index {} got {}, expected {}", listed.empty() ? "" : "; ", d.index,
+                          d.got, d.expected);
+  return fmt::format(
+      "'{}' is wrong: {} of {} values differ from the reference{}: {}", what, differences, count,
+      differences > first.size() ? fmt::format(", the first {}", first.size()) : "", listed);
 }
 
 }  // namespace detail

@@ -305,6 +305,40 @@ constexpr GateKind gate_kind() {
 double device_relative_error(CUdeviceptr out, GateKind out_kind, CUdeviceptr ref, GateKind ref_kind,
                              std::size_t count, double tolerance, CheckFailure* failure);
 
+/// How many differences an exact check's message lists (the first ones, by index).
+inline constexpr std::size_t listed_differences = 5;
+
+/// One difference of an exact check: where, and the two values as text.
+struct Difference {
+  std::size_t index = 0;
+  std::string got;
+  std::string expected;
+};
+
+/// `'inside' is wrong: 2 of 4 values differ from the reference: at index 1 got 1, expected 0;
+/// at index 3 got 0, expected 1`; with more differences than listed, `..., the first 5: ...`.
+std::string equal_failure_message(std::string_view what, std::size_t count, std::size_t differences,
+                                  const std::vector<Difference>& first);
+
+/// An integer's decimal text (a char type as a number, not a character).
+template <class T>
+std::string integer_text(T v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v ? "1" : "0";
+  else if constexpr (std::is_signed_v<T>)
+    return std::to_string(static_cast<long long>(v));
+  else
+    return std::to_string(static_cast<unsigned long long>(v));
+}
+
+/// The exact gate on the device (tuner/cuda/gate.cu): how many of `count` values of `width`
+/// bytes (1, 2, 4 or 8) differ between `out` and `ref`, both in the current context, compared
+/// as words on the device; `first`, when given, gets the indices of the first `listed` of them
+/// in order. Waits for the context's queued work first.
+std::size_t device_differences(CUdeviceptr out, CUdeviceptr ref, std::size_t width,
+                               std::size_t count, std::size_t listed,
+                               std::vector<std::size_t>* first);
+
 }  // namespace detail
 
 /// Checks `out` against the host reference `ref`: passes when `relative_error(out, ref) <=
@@ -331,8 +365,8 @@ double check_close(const std::vector<T>& out, const std::vector<R>& ref, double 
 template <class T, class R>
 double relative_error(const DeviceBuffer<T>& out, const DeviceBuffer<R>& ref) {
   static_assert(detail::gate_kind_v<T> && detail::gate_kind_v<R>,
-                "the device gate compares float or double buffers; for other types compare "
-                "out.download() with a host reference");
+                "the device gate compares float or double buffers with a tolerance; compare "
+                "integer buffers exactly with tune::check_equal");
   if (out.size() != ref.size()) {
     throw error("relative_error: output has " + std::to_string(out.size()) + " values, reference " +
                 std::to_string(ref.size()));
@@ -349,8 +383,8 @@ template <class T, class R>
 double check_close(const DeviceBuffer<T>& out, const DeviceBuffer<R>& ref, double tolerance,
                    std::string_view what = "output") {
   static_assert(detail::gate_kind_v<T> && detail::gate_kind_v<R>,
-                "the device gate compares float or double buffers; for other types compare "
-                "out.download() with a host reference");
+                "the device gate compares float or double buffers with a tolerance; compare "
+                "integer buffers exactly with tune::check_equal");
   if (out.size() != ref.size()) {
     throw error("check_close: output has " + std::to_string(out.size()) + " values, reference " +
                 std::to_string(ref.size()));
@@ -361,6 +395,61 @@ double check_close(const DeviceBuffer<T>& out, const DeviceBuffer<R>& ref, doubl
                                     detail::gate_kind<R>(), out.size(), tolerance, &failure);
   if (rel <= tolerance) return rel;
   detail::throw_check_failure(what, failure);
+}
+
+/// Checks that the integer values `out` equal `ref` exactly, on the host. Throws
+/// tune::check_error naming how many differ and the first few with their index, for example
+/// `'inside' is wrong: 2 of 4096 values differ from the reference: at index 17 got 1, expected
+/// 0; at index 40 got 0, expected 1`.
+template <class T>
+void check_equal(std::span<const T> out, std::span<const T> ref,
+                 std::string_view what = "output") requires std::is_integral_v<T> {
+  if (out.size() != ref.size()) {
+    throw error("check_equal: output has " + std::to_string(out.size()) + " values, reference " +
+                std::to_string(ref.size()));
+  }
+  std::size_t differences = 0;
+  std::vector<detail::Difference> first;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == ref[i]) continue;
+    if (differences++ < detail::listed_differences)
+      first.push_back({i, detail::integer_text(out[i]), detail::integer_text(ref[i])});
+  }
+  if (differences > 0)
+    throw check_error(detail::equal_failure_message(what, out.size(), differences, first));
+}
+/// `check_equal` for vectors.
+template <class T>
+void check_equal(const std::vector<T>& out, const std::vector<T>& ref,
+                 std::string_view what = "output") requires std::is_integral_v<T> {
+  check_equal(std::span<const T>(out), std::span<const T>(ref), what);
+}
+
+/// `check_equal` of an integer output against a reference kept on the device (docs/harness.md
+/// "The gate on the device"): compared exactly on the device, with the host check's message;
+/// only the count of differences and, on a failure, the first few values come back. Waits for
+/// the context's queued work (the checked launch) first.
+template <class T>
+void check_equal(const DeviceBuffer<T>& out, const DeviceBuffer<T>& ref,
+                 std::string_view what = "output") requires std::is_integral_v<T> {
+  if (out.size() != ref.size()) {
+    throw error("check_equal: output has " + std::to_string(out.size()) + " values, reference " +
+                std::to_string(ref.size()));
+  }
+  std::vector<std::size_t> indices;
+  const std::size_t differences =
+      detail::device_differences(out.device_ptr(), ref.device_ptr(), sizeof(T), out.size(),
+                                 detail::listed_differences, &indices);
+  if (differences == 0) return;
+  auto value_at = [](const DeviceBuffer<T>& b, std::size_t i) {
+    T v{};
+    TUNE_CU(driver().cuMemcpyDtoH(&v, b.device_ptr() + i * sizeof(T), sizeof(T)));
+    return detail::integer_text(v);
+  };
+  std::vector<detail::Difference> first;
+  for (std::size_t i : indices)
+    first.push_back({i, value_at(out, i), value_at(ref, i)});
+  throw check_error(detail::equal_failure_message(what, out.size(), differences, first));
 }
 
 /// A device copy of a host reference, for a fixture to keep (`DeviceBuffer<double>` for a
@@ -379,13 +468,18 @@ DeviceBuffer<T> to_device(const std::vector<T>& host) {
 
 /// Everything `prepare` needs about the bucket whose fixture it builds (docs/harness.md
 /// "Bucket fixtures"): the shape, the device, a stream and a random generator seeded per
-/// bucket, and the declarations of what the worker resets before every candidate.
+/// bucket, the module of the bucket's first candidate, and the declarations of what the worker
+/// resets before every candidate.
 class BucketContext {
  public:
-  /// Built by the runner (and by tests): `bucket` names the shape in messages, `seed` seeds
-  /// `rng()`.
+  /// Built by tests: no module (`has_module()` is false). `bucket` names the shape in
+  /// messages, `seed` seeds `rng()`.
   BucketContext(Context& context, std::string bucket, const Shape& shape, CUstream stream,
                 std::uint64_t seed = 0x7475'6e65);
+  /// Built by the runner: `module` is the module of the first candidate the worker sets up in
+  /// this bucket, loaded before `prepare` runs.
+  BucketContext(Context& context, std::shared_ptr<Module> module, std::string bucket,
+                const Shape& shape, CUstream stream, std::uint64_t seed = 0x7475'6e65);
 
   /// The bucket's shape, by name: `ctx.shape().int_("M")`.
   const Values& shape() const noexcept { return shape_; }
@@ -398,6 +492,15 @@ class BucketContext {
   void sync() const;
   /// A random generator seeded per bucket, for inputs.
   std::mt19937_64& rng() noexcept { return rng_; }
+
+  /// The module of the bucket's first candidate in this worker, loaded when `prepare` runs:
+  /// a reference kernel compiled into the kernel's source (a naive version beside the tuned
+  /// one) computes the reference here, once per bucket, with
+  /// `ctx.module().function("naive")`. The reference kernel must not depend on the config's
+  /// params (each worker's first candidate may be another config). Throws tune::error when
+  /// there is none (a BucketContext built without one).
+  Module& module() const;
+  bool has_module() const noexcept { return module_ != nullptr; }
 
   /// Declares `buffer` an input that a candidate may write (in place, or by a bug): its content
   /// when `prepare` returns is kept in a device copy and restored before every candidate's
@@ -423,6 +526,7 @@ class BucketContext {
 
  private:
   Context& context_;
+  std::shared_ptr<Module> module_;
   std::string bucket_;
   Values shape_;
   CUstream stream_;

@@ -1,5 +1,6 @@
 #include <tuner/cuda/module.hpp>
 
+#include <cstdint>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -26,6 +27,37 @@ class ScopedContext {
 
 std::string dims(Dim3 d) {
   return fmt::format("{}x{}x{}", d.x, d.y, d.z);
+}
+
+// The limits a launch of `fn` on `device` is checked against, read once per function.
+detail::LaunchLimits launch_limits(CUfunction fn, CUdevice device) {
+  const DriverApi& cu = driver();
+  auto of_function = [&](CUfunction_attribute a) {
+    int v = 0;
+    TUNE_CU(cu.cuFuncGetAttribute(&v, a, fn));
+    return v;
+  };
+  auto of_device = [&](CUdevice_attribute a) {
+    int v = 0;
+    TUNE_CU(cu.cuDeviceGetAttribute(&v, a, device));
+    return v;
+  };
+  detail::LaunchLimits l;
+  l.max_threads_per_block = of_function(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  l.registers = of_function(CU_FUNC_ATTRIBUTE_NUM_REGS);
+  l.static_shared_bytes = of_function(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+  l.max_shared_bytes = of_device(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  const CUdevice_attribute block[3] = {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+                                       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+                                       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z};
+  const CUdevice_attribute grid[3] = {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+                                      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+                                      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z};
+  for (int i = 0; i < 3; ++i) {
+    l.max_block[i] = static_cast<unsigned>(of_device(block[i]));
+    l.max_grid[i] = static_cast<unsigned>(of_device(grid[i]));
+  }
+  return l;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -148,9 +180,52 @@ void Function::set_dynamic_shared_limit(int bytes) const {
   state_->dynamic_shared_limit.store(bytes);
 }
 
+namespace detail {
+
+std::string launch_refusal(const LaunchLimits& limits, const std::string& name, Dim3 grid,
+                           Dim3 block, std::size_t shared_bytes) {
+  const std::string refused = fmt::format("launch of '{}' refused: ", name);
+  const unsigned g[3] = {grid.x, grid.y, grid.z};
+  const unsigned b[3] = {block.x, block.y, block.z};
+  const char* axis = "xyz";
+  for (int i = 0; i < 3; ++i) {
+    if (g[i] == 0 || b[i] == 0)
+      return refused + fmt::format("an empty {} (grid {}, block {}): nothing would run",
+                                   g[i] == 0 ? "grid" : "block", dims(grid), dims(block));
+    if (b[i] > limits.max_block[i])
+      return refused + fmt::format("block dimension {} of {} is more than the device's {}", axis[i],
+                                   b[i], limits.max_block[i]);
+    if (g[i] > limits.max_grid[i])
+      return refused + fmt::format("grid dimension {} of {} is more than the device's {}", axis[i],
+                                   g[i], limits.max_grid[i]);
+  }
+  const std::uint64_t threads = std::uint64_t{block.x} * block.y * block.z;
+  if (threads > static_cast<std::uint64_t>(limits.max_threads_per_block))
+    return refused + fmt::format(
+                         "a block of {} threads ({}) is more than the {} that '{}' allows (it "
+                         "uses {} registers per thread; they and its __launch_bounds__ set that "
+                         "limit)",
+                         threads, dims(block), limits.max_threads_per_block, name,
+                         limits.registers);
+  const std::uint64_t shared =
+      shared_bytes + static_cast<std::uint64_t>(limits.static_shared_bytes);
+  if (shared > static_cast<std::uint64_t>(limits.max_shared_bytes))
+    return refused + fmt::format(
+                         "{} bytes of dynamic shared memory and {} of static make {}, more than "
+                         "the {} bytes a block may have on this device",
+                         shared_bytes, limits.static_shared_bytes, shared, limits.max_shared_bytes);
+  return {};
+}
+
+}  // namespace detail
+
 void Function::launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, CUstream stream,
                           void** params) const {
   if (!state_) throw error("launch of an empty tune::Function");
+  if (std::string why =
+          detail::launch_refusal(state_->limits, state_->name, grid, block, shared_bytes);
+      !why.empty())
+    throw launch_error(why);
   if (shared_bytes > static_cast<std::size_t>(state_->dynamic_shared_limit.load())) {
     set_dynamic_shared_limit(static_cast<int>(shared_bytes));
   }
@@ -247,6 +322,7 @@ Function Module::function(const std::string& name) {
     auto state = std::make_unique<detail::FunctionState>();
     state->fn = fn;
     state->name = name;
+    state->limits = launch_limits(fn, device_);
     it = functions_.emplace(name, std::move(state)).first;
   }
   return Function(shared_from_this(), it->second.get());

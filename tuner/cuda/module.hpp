@@ -51,12 +51,41 @@ struct FunctionAttributes {
   int binary_version = 0;            ///< the SASS architecture, 90 for sm_90
 };
 
+/// A launch that the function's own limits or the device's refuse, found before launching
+/// (`Function::launch`): a block with more threads than the function allows (its registers or
+/// `__launch_bounds__` decide that), more dynamic shared memory than a block may have, a grid
+/// or block dimension over the device's. Nothing was queued and the context is untouched, so
+/// unlike a tune::cuda_error the worker goes on: the candidate is invalid with this message.
+class launch_error : public error {
+ public:
+  using error::error;
+};
+
 namespace detail {
+
+/// What a launch is checked against: the function's attributes and the device's limits, read
+/// once when the function is first looked up.
+struct LaunchLimits {
+  int max_threads_per_block = 1024;  ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+  int registers = 0;                 ///< per thread
+  int static_shared_bytes = 0;
+  int max_shared_bytes = 48 * 1024;  ///< static + dynamic a block may have (the opt-in limit)
+  unsigned max_block[3] = {1024, 1024, 64};
+  unsigned max_grid[3] = {2147483647u, 65535, 65535};
+};
+
+/// Why a launch of `name` with this geometry would fail against `limits`, or an empty string
+/// when it fits: `launch of 'saxpy' refused: a block of 256 threads (256x1x1) is more than the
+/// 128 that 'saxpy' allows (it uses 40 registers per thread; they and its __launch_bounds__
+/// set that limit)`.
+std::string launch_refusal(const LaunchLimits& limits, const std::string& name, Dim3 grid,
+                           Dim3 block, std::size_t shared_bytes);
 
 /// Per-function state shared by every `Function` handle of one entry.
 struct FunctionState {
   CUfunction fn = nullptr;
   std::string name;
+  LaunchLimits limits;
   /// The dynamic shared memory limit last set with cuFuncSetAttribute (48 KiB by default).
   std::atomic<int> dynamic_shared_limit{48 * 1024};
 };
@@ -95,7 +124,10 @@ class Function {
 
   /// Launches with `args` (in the kernel's parameter order; a DeviceBuffer passes its device
   /// pointer) on `stream`, with `shared_bytes` of dynamic shared memory. Records the launch
-  /// into the module so that eviction waits for it. Throws tune::cuda_error on failure.
+  /// into the module so that eviction waits for it. A geometry the function's or the device's
+  /// limits refuse throws tune::launch_error before anything is queued (a candidate whose
+  /// BLOCK its registers do not allow is invalid with that reason); any other failure throws
+  /// tune::cuda_error.
   /// Example: `saxpy.launch(blocks, 256, 0, stream, n, a, x, y);`
   template <class... Args>
   void launch(Dim3 grid, Dim3 block, std::size_t shared_bytes, CUstream stream,

@@ -186,12 +186,13 @@ class Worker {
   }
 
  private:
-  // Builds the bucket's fixture once (harness().prepare). A failure is kept: every later
-  // candidate fails with the same message, without running prepare again.
-  void build_fixture() {
+  // Builds the bucket's fixture once (harness().prepare), given the module of the first
+  // candidate. A failure is kept: every later candidate fails with the same message, without
+  // running prepare again.
+  void build_fixture(std::shared_ptr<Module> module) {
     fixture_.built = true;
     try {
-      BucketContext bucket(ctx_, bucket_.name, bucket_.shape, ctx_.stream());
+      BucketContext bucket(ctx_, std::move(module), bucket_.name, bucket_.shape, ctx_.stream());
       fixture_.fixture = harness().prepare(bucket);
       fixture_.resets = bucket.take_resets();
     } catch (const cuda_error& e) {
@@ -204,24 +205,26 @@ class Worker {
     }
   }
 
-  // Loads the candidate's module, resets the fixture's inputs and outputs (a harness with a
-  // fixture), and runs its setup (the correctness gate); `times`, when given, gets the time
-  // of each step. Throws what they throw; fixture_error when the bucket's fixture failed.
+  // Loads the candidate's module, builds the bucket's fixture with it when none is built yet,
+  // resets the fixture's inputs and outputs (a harness with a fixture), and runs its setup
+  // (the correctness gate); `times`, when given, gets the time of each step. Throws what they
+  // throw; fixture_error when the bucket's fixture failed.
   Prepared prepare(const CandidateRef& candidate, TrialTimes* times = nullptr) {
     const Harness& h = harness();
-    if (h.prepare != nullptr) {
-      if (!fixture_.built) {
-        const auto t0 = std::chrono::steady_clock::now();
-        build_fixture();
-        if (times) times->fixture_ms = ms_since(t0);
-      }
-      if (fixture_.failure) throw fixture_error(*fixture_.failure);
-    }
+    if (h.prepare != nullptr && fixture_.failure) throw fixture_error(*fixture_.failure);
     Prepared p;
     p.key = candidate.key;
     auto t0 = std::chrono::steady_clock::now();
     p.module = load_kernel(ctx_, cache_dir_, candidate.key);
     if (times) times->load_ms = ms_since(t0);
+    if (h.prepare != nullptr) {
+      if (!fixture_.built) {
+        t0 = std::chrono::steady_clock::now();
+        build_fixture(p.module);
+        if (times) times->fixture_ms = ms_since(t0);
+      }
+      if (fixture_.failure) throw fixture_error(*fixture_.failure);
+    }
     t0 = std::chrono::steady_clock::now();
     // A template entry's instance goes by its lowered name, which warm kept in the entry.
     const std::optional<CacheEntry> entry = KernelCache(cache_dir_).lookup(candidate.key);

@@ -1,5 +1,9 @@
 #include <tuner/core/build/kernel_build.hpp>
 
+#include <map>
+#include <optional>
+#include <string>
+
 #include <fmt/core.h>
 
 #include <tuner/core/base/text.hpp>
@@ -44,16 +48,46 @@ std::string display_path(const Manifest& manifest, const std::filesystem::path& 
   return rel.string();
 }
 
+namespace {
+
+// `id` as name -> value text (quotes of a string taken off), or nullopt when it is not a list
+// of `name=value` (or names one twice). Values hold no comma (docs/formats.md "Search space").
+std::optional<std::map<std::string, std::string, std::less<>>> id_values(std::string_view id) {
+  std::map<std::string, std::string, std::less<>> out;
+  while (!id.empty()) {
+    const std::size_t comma = id.find(',');
+    const std::string_view part = id.substr(0, comma);
+    id = comma == std::string_view::npos ? std::string_view() : id.substr(comma + 1);
+    const std::size_t eq = part.find('=');
+    if (eq == std::string_view::npos || eq == 0) return std::nullopt;
+    std::string_view value = part.substr(eq + 1);
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+      value = value.substr(1, value.size() - 2);
+    if (!out.emplace(std::string(part.substr(0, eq)), std::string(value)).second)
+      return std::nullopt;
+  }
+  return out;
+}
+
+}  // namespace
+
 const Config* find_config(const std::vector<Config>& configs, std::string_view id) {
   for (const auto& c : configs)
     if (c.id() == id) return &c;
+  // The same params in any order, strings quoted or not (the id is a set of name=value pairs).
+  const auto wanted = id_values(id);
+  if (!wanted) return nullptr;
   for (const auto& c : configs) {
-    std::string plain;
+    if (c.params().size() != wanted->size()) continue;
+    bool same = true;
     for (const auto& [name, value] : c.params()) {
-      if (!plain.empty()) plain += ',';
-      plain += name + "=" + value.plain();
+      auto it = wanted->find(name);
+      if (it == wanted->end() || it->second != value.plain()) {
+        same = false;
+        break;
+      }
     }
-    if (plain == id) return &c;
+    if (same) return &c;
   }
   return nullptr;
 }

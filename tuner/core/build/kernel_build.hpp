@@ -41,8 +41,9 @@ result<std::string> one_arch(const Manifest& manifest, std::string_view arch);
 /// messages name project files.
 std::string display_path(const Manifest& manifest, const std::filesystem::path& path);
 
-/// The config of `configs` whose id is `id`; strings may also be written unquoted
-/// (`LAYOUT=row` finds `LAYOUT="row"`). nullptr when none matches.
+/// The config of `configs` whose id is `id`, its params in any order (`TILE=32,LOAD=cached`
+/// finds `LOAD="cached",TILE=32`); strings may also be written unquoted (`LAYOUT=row` finds
+/// `LAYOUT="row"`). nullptr when none matches.
 const Config* find_config(const std::vector<Config>& configs, std::string_view id);
 
 }  // namespace tune

@@ -43,7 +43,10 @@ void OverheadTally::add(const Trial& t) {
     s.total.*fields[f] += (*t.times).*fields[f];
     values_[f].push_back((*t.times).*fields[f]);
   }
-  overhead_.push_back(std::max(0.0, t.times->wall_ms - t.times->warmup_ms - t.times->timed_ms));
+  const TrialTimes& x = *t.times;
+  overhead_.push_back(
+      std::max(0.0, x.wall_ms - x.warmup_ms - x.timed_ms - x.compile_wait_ms - x.strategy_ms));
+  waits_.push_back(x.compile_wait_ms + x.strategy_ms);
 }
 
 std::optional<OverheadSummary> OverheadTally::summary() const {
@@ -52,6 +55,7 @@ std::optional<OverheadSummary> OverheadTally::summary() const {
   for (std::size_t f = 0; f < fields.size(); ++f)
     s.median.*fields[f] = median_of(values_[f]);
   s.median_overhead_ms = median_of(overhead_);
+  s.median_waits_ms = median_of(waits_);
   return s;
 }
 
@@ -77,12 +81,18 @@ std::string describe_overhead(const OverheadSummary& s) {
     more += fmt::format("{}compiles: {} candidates, {:.1f} s of compiler time (longest {:.1f} s)",
                         more.empty() ? "" : "; ", s.compiled, s.compile_s, s.longest_compile_s);
   if (!more.empty()) more = "\n" + more;
+  const bool waited = s.total.compile_wait_ms > 0 || s.total.strategy_ms > 0;
+  const std::string waits =
+      waited ? fmt::format(", waits {:.1f} ms (compiler {:.1f}, strategy {:.1f})",
+                           s.median_waits_ms, m.compile_wait_ms, m.strategy_ms)
+             : "";
   return fmt::format(
       "gpu time: {:.1f}% of {:.1f} s in timed reps ({} trials)\n"
       "per trial (median): setup {:.1f} ms (fixture {:.1f}, load {:.1f}), warm-up {:.1f} ms, "
-      "timed {:.1f} ms, overhead {:.1f} ms outside warm-up and timed reps{}",
+      "timed {:.1f} ms{}, overhead {:.1f} ms outside warm-up{} timed reps{}{}",
       100 * s.timed_share(), s.total.wall_ms / 1000, s.trials, m.setup_ms, m.fixture_ms, m.load_ms,
-      m.warmup_ms, m.timed_ms, s.median_overhead_ms, rejected + more);
+      m.warmup_ms, m.timed_ms, waits, s.median_overhead_ms, waited ? "," : " and",
+      waited ? " and waits" : "", rejected + more);
 }
 
 }  // namespace tune

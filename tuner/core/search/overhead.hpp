@@ -22,9 +22,13 @@ struct OverheadSummary {
   std::size_t trials = 0;  ///< trials that carry times (logs before the field carry none)
   TrialTimes total;        ///< every field summed over those trials
   TrialTimes median;       ///< every field's median over those trials
-  /// The median of `wall_ms - warmup_ms - timed_ms`: what a trial costs beyond warm-up and
-  /// timed reps (worker starts, fixture, module load, gate, waits for the compiler, protocol).
+  /// The median of `wall_ms - warmup_ms - timed_ms - compile_wait_ms - strategy_ms`: what a
+  /// trial costs beyond warm-up, timed reps and the search's waits for the compiler and the
+  /// strategy (worker starts, fixture, module load, gate, protocol). The waits are apart: a
+  /// tune that waits for its compiles has a slow pipeline, not slow trials.
   double median_overhead_ms = 0;
+  /// The median of `compile_wait_ms + strategy_ms`: what a trial waited for the search.
+  double median_waits_ms = 0;
   /// Trials whose timed reps stopped early (Trial::rejected_early); `total.saved_ms` is the
   /// device time of the reps they skipped.
   std::size_t rejected_early = 0;
@@ -40,7 +44,7 @@ struct OverheadSummary {
 };
 
 /// The summary of trials added one at a time (a log streamed by `tuner show`): sums as they come;
-/// the medians need each trial's times, 80 bytes a trial that carries them, not the trial.
+/// the medians need each trial's times, 88 bytes a trial that carries them, not the trial.
 class OverheadTally {
  public:
   void add(const Trial& trial);
@@ -51,6 +55,7 @@ class OverheadTally {
   OverheadSummary sums_;
   std::vector<double> values_[9];
   std::vector<double> overhead_;
+  std::vector<double> waits_;
 };
 
 /// The summary of the trials that carry times or compile seconds, or nullopt when none does.
@@ -59,7 +64,10 @@ std::optional<OverheadSummary> summarize_overhead(const std::vector<Trial>& tria
 /// Two or three lines for people (no trailing newline):
 /// `gpu time: 23.4% of 61.2 s in timed reps (12 trials)` and
 /// `per trial (median): setup 12.1 ms (fixture 0.0, load 3.2), warm-up 30.0 ms, timed 101.5 ms,
-/// overhead 44.0 ms outside warm-up and timed reps`; a third line when candidates stopped
+/// overhead 44.0 ms outside warm-up and timed reps`, where a tune that waited for its compiler
+/// or its strategy says so apart: `..., timed 101.5 ms, waits 140.8 ms (compiler 140.8,
+/// strategy 0.0), overhead 11.0 ms outside warm-up, timed reps and waits`; a third line when
+/// candidates stopped
 /// early: `early rejection: 40 of 150 candidates stopped early, 9.6 s of timed reps saved`;
 /// then, when the trials say so, one more:
 /// `strategy waits 1.2 s, compiler waits 3.4 s; compiles: 12 candidates, 45.6 s of

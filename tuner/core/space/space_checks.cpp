@@ -7,6 +7,7 @@
 
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
+#include <tuner/core/space/expr.hpp>
 
 namespace tune {
 
@@ -20,26 +21,80 @@ std::string shape_text(const Shape& shape) {
   return join(parts);
 }
 
+// A `when` that holds for `own` and not for `other`, reading one shape name both have, as the
+// example of a fix (`N > 1000000`, `LAYOUT == 'row'`); empty when their shared names agree.
+std::string separating_when(const Shape& own, const Shape& other) {
+  for (const auto& [name, mine] : own)
+    for (const auto& [other_name, theirs] : other) {
+      if (other_name != name || mine == theirs) continue;
+      if (mine.is_int() && theirs.is_int())
+        return fmt::format("{} {} {}", name, mine.as_int() > theirs.as_int() ? ">" : "<",
+                           theirs.as_int());
+      if (mine.is_string()) return fmt::format("{} == '{}'", name, mine.as_string());
+    }
+  return "";
+}
+
+// Whether moving `bucket` right before `first` fixes the shadow: after the move `bucket` takes
+// its own shape (it already does: its `when` must hold for it), and `first` still takes its own,
+// which holds when `bucket` has a `when` that does not take the shape of `first`. A `when` that
+// cannot read that shape (a name it lacks) would make select refuse it: not a fix either.
+bool move_fixes(const Bucket& bucket, const Bucket& first) {
+  if (!bucket.when) return false;
+  result<Expr> when = Expr::parse(*bucket.when);  // it parsed when the space was read
+  if (!when) return false;
+  result<bool> takes = when->test([&](std::string_view name) -> const ParamValue* {
+    for (const auto& [n, v] : first.shape)
+      if (n == name) return &v;
+    return nullptr;
+  });
+  return takes && !*takes;
+}
+
 // The bucket's own shape selects an earlier bucket: the diagnostic, or nullopt. A shape an
 // earlier `when` cannot read (it names a shape value this bucket lacks) is left alone: select
-// would refuse that shape at run time, so nothing is known here.
+// would refuse that shape at run time, so nothing is known here. The fix it suggests is one
+// that works: moving the bucket only when its own `when` leaves the earlier bucket's shape
+// alone (moving a bucket without `when` would only shadow the other one), else a `when` for
+// the earlier bucket that tells the two shapes apart.
 std::optional<diagnostic> shadow_problem(const Space& space, const Bucket& bucket) {
   result<const Bucket*> chosen = space.select(bucket.shape);
   if (!chosen || *chosen == nullptr || *chosen == &bucket) return std::nullopt;
   const Bucket& first = **chosen;
+  const std::string apart = separating_when(first.shape, bucket.shape);
+  std::string fix;
+  if (move_fixes(bucket, first)) {
+    fix =
+        fmt::format(fmt::runtime(first.when ? "move '{}' before '{}', or narrow the 'when' of '{}'"
+                                            : "move '{}' before '{}', or give '{}' a 'when'"),
+                    bucket.name, first.name, first.name);
+  } else if (apart.empty()) {
+    fix = fmt::format(
+        "the two shapes agree on every name they share ({} and {}): give '{}' a shape of its own "
+        "or remove one of them",
+        shape_text(first.shape), shape_text(bucket.shape), bucket.name);
+  } else if (!first.when) {
+    fix = fmt::format(
+        "give '{}' a 'when' that holds for its own shape ({}) but not for that of '{}' ({}), "
+        "for example when = \"{}\" (only the last bucket may go without a 'when')",
+        first.name, shape_text(first.shape), bucket.name, shape_text(bucket.shape), apart);
+  } else {
+    fix = fmt::format(
+        "narrow the 'when' of '{}' so that it no longer takes the shape of '{}' ({}), for "
+        "example when = \"({}) && {}\"",
+        first.name, bucket.name, shape_text(bucket.shape), *first.when, apart);
+  }
   std::string message;
   if (!first.when)
     message = fmt::format(
         "bucket '{}' is never selected: bucket '{}' (line {}) before it has no 'when' and "
-        "takes every shape: move '{}' before '{}', or give '{}' a 'when'",
-        bucket.name, first.name, first.pos.line, bucket.name, first.name, first.name);
+        "takes every shape: {}",
+        bucket.name, first.name, first.pos.line, fix);
   else
     message = fmt::format(
         "bucket '{}' is shadowed: its own shape ({}) selects bucket '{}' (line {}, when '{}'), "
-        "which comes first, so its winner would never run for the shape it is tuned on: "
-        "move '{}' before '{}', or narrow the 'when' of '{}'",
-        bucket.name, shape_text(bucket.shape), first.name, first.pos.line, *first.when, bucket.name,
-        first.name, first.name);
+        "which comes first, so its winner would never run for the shape it is tuned on: {}",
+        bucket.name, shape_text(bucket.shape), first.name, first.pos.line, *first.when, fix);
   return diagnostic{space.path(), bucket.pos.line, bucket.pos.column, message};
 }
 
