@@ -68,7 +68,8 @@ Included by ``Tune.cmake``; see there for the cache variables and global targets
 
   ``COMPILE_OPTIONS <option>...``
     Extra nvcc options, such as ``-lineinfo`` or ``--use_fast_math``. They enter the cache
-    key. Options that choose the architecture or the output (``-arch``, ``-gencode``, ``-o``,
+    key. A ``-std=`` option replaces the default ``-std=c++17`` (``-std=c++20`` for a library
+    built with ``CMAKE_CUDA_STANDARD 20``). Options that choose the architecture or the output (``-arch``, ``-gencode``, ``-o``,
     ``-c``, ``-cubin``, ...) are refused: use ``ARCH``.
 
   ``INCLUDE_DIRECTORIES <dir>...``
