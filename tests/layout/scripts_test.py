@@ -9,7 +9,6 @@ down their arguments (nothing is configured or built).
 Usage: scripts_test.py [--root <repository>]
 """
 import argparse
-import os
 import shutil
 import subprocess
 import sys
