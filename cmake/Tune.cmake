@@ -64,6 +64,13 @@ Cache variables
 ``TUNE_HOST_TOOL_BUILD_TYPE``
   The build type of the host tool (default ``Release``).
 
+``TUNE_MANIFEST_CONFIG``
+  Multi-config generators (Ninja Multi-Config, Visual Studio, Xcode) only. A build tree has one
+  manifest per kernel for all its configurations; the generator expressions in the usage
+  requirements of ``LINK_LIBRARIES`` (``$<CONFIG>`` in a definition, say) are evaluated for
+  this configuration. Default: ``CMAKE_DEFAULT_BUILD_TYPE``, else the first of
+  ``CMAKE_CONFIGURATION_TYPES``.
+
 ``TUNE_NVCC_EXECUTABLE``
   The CUDA compiler that ``warm`` runs. Defaults to ``CMAKE_CUDA_COMPILER`` when the CUDA
   language is enabled and is nvcc, else ``nvcc`` from ``CUDAToolkit_ROOT``, ``CUDA_PATH``,
@@ -134,6 +141,8 @@ set(TUNE_TUNER_EXECUTABLE "" CACHE FILEPATH
   "tuner executable to use instead of building the host tool at configure time")
 set(TUNE_HOST_TOOL_BUILD_TYPE "Release" CACHE STRING
   "Build type of the host tuner built at configure time")
+set(TUNE_MANIFEST_CONFIG "" CACHE STRING
+  "Multi-config generators: the configuration whose usage requirements the kernel manifests carry (empty: CMAKE_DEFAULT_BUILD_TYPE, else the first of CMAKE_CONFIGURATION_TYPES)")
 
 include("${CMAKE_CURRENT_LIST_DIR}/TuneTool.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TuneKernel.cmake")

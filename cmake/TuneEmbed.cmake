@@ -24,7 +24,10 @@ Included by ``Tune.cmake``.
     device's architecture, its module loaded once per context with ``cuModuleLoadData``.
 
   ``NAMESPACE <ns>``
-    Default: the target's name as an identifier.
+    The kernel's namespace is ``<ns>::<name>``. Default: ``tune_winners::<target>`` (the
+    target's name as an identifier), so ``tune_embed_winners(mylib KERNELS scale)`` declares
+    ``tune_winners::mylib::scale``, apart from the library's own ``mylib::scale`` and from
+    :command:`tune_generate_header`'s ``tune_winners::scale``.
 
   ``FALLBACK``
     What ``function`` does on a device whose architecture has no record: ``error`` (default,
@@ -74,7 +77,10 @@ function(tune_embed_winners target)
       "'first_incumbent'")
   endif()
   if(NOT DEFINED arg_NAMESPACE)
+    # Under tune's own namespace: a library's namespace is usually its target's name, and its
+    # API functions are often named like its kernels (mylib::scale).
     string(MAKE_C_IDENTIFIER "${target}" arg_NAMESPACE)
+    set(arg_NAMESPACE "tune_winners::${arg_NAMESPACE}")
   elseif(NOT arg_NAMESPACE MATCHES "^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*$")
     message(FATAL_ERROR "${fn}: NAMESPACE '${arg_NAMESPACE}' is not a C++ namespace name "
       "(identifiers joined by '::', such as 'app::winners')")

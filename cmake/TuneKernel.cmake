@@ -68,7 +68,8 @@ Included by ``Tune.cmake``; see there for the cache variables and global targets
 
   ``COMPILE_OPTIONS <option>...``
     Extra nvcc options, such as ``-lineinfo`` or ``--use_fast_math``. They enter the cache
-    key. Options that choose the architecture or the output (``-arch``, ``-gencode``, ``-o``,
+    key. A ``-std=`` option replaces the default ``-std=c++17`` (``-std=c++20`` for a library
+    built with ``CMAKE_CUDA_STANDARD 20``). Options that choose the architecture or the output (``-arch``, ``-gencode``, ``-o``,
     ``-c``, ``-cubin``, ...) are refused: use ``ARCH``.
 
   ``INCLUDE_DIRECTORIES <dir>...``
@@ -435,6 +436,39 @@ endfunction()
 # at generate time, and CMake 3.25 has no generator expression that escapes a string), so one
 # such definition would make a manifest no step can read. Definitions that only a generator
 # expression produces cannot be seen here; the tuner then reports the manifest by name.
+# _tune_manifest_condition(<out-var>): empty under a single-config generator; under a
+# multi-config one, the CONDITION arguments of file(GENERATE) that write a manifest for one
+# configuration only: _tune_manifest_config's.
+function(_tune_manifest_condition out)
+  get_property(multi GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+  if(NOT multi)
+    set(${out} "" PARENT_SCOPE)
+    return()
+  endif()
+  _tune_manifest_config(config)
+  set(${out} CONDITION "$<CONFIG:${config}>" PARENT_SCOPE)
+endfunction()
+
+# _tune_manifest_config(<out-var>): the configuration whose usage requirements a multi-config
+# build tree's manifests carry: TUNE_MANIFEST_CONFIG when set, else CMAKE_DEFAULT_BUILD_TYPE
+# (Ninja Multi-Config's default), else the first of CMAKE_CONFIGURATION_TYPES.
+function(_tune_manifest_config out)
+  if(TUNE_MANIFEST_CONFIG)
+    set(config "${TUNE_MANIFEST_CONFIG}")
+    if(NOT config IN_LIST CMAKE_CONFIGURATION_TYPES)
+      list(JOIN CMAKE_CONFIGURATION_TYPES ", " types)
+      message(FATAL_ERROR "tune_add_kernel: TUNE_MANIFEST_CONFIG '${config}' is not one of "
+        "this build tree's configurations (CMAKE_CONFIGURATION_TYPES: ${types}): set it to one "
+        "of them, or leave it empty for the default")
+    endif()
+  elseif(CMAKE_DEFAULT_BUILD_TYPE)
+    set(config "${CMAKE_DEFAULT_BUILD_TYPE}")
+  else()
+    list(GET CMAKE_CONFIGURATION_TYPES 0 config)
+  endif()
+  set(${out} "${config}" PARENT_SCOPE)
+endfunction()
+
 function(_tune_check_inherited_definitions fn lib target chain)
   get_target_property(aliased "${target}" ALIASED_TARGET)
   if(aliased)
@@ -721,6 +755,11 @@ function(tune_add_kernel name)
   _tune_json(j_remote "${TUNE_REMOTE_STORE}")
   _tune_add_runner("${name}" j_runner "${names_dir}" ${harness})
   # The runner (cmake/TuneRunner.cmake) is named through $<TARGET_FILE>, when there is one.
+  # One manifest serves every configuration of a multi-config generator: the runner's path is
+  # the same in all of them, and the generator expressions of the inherited usage requirements
+  # are evaluated for one configuration (_tune_manifest_config), so that a `$<CONFIG>` in a
+  # linked target's definitions cannot make file(GENERATE) write the file twice.
+  _tune_manifest_condition(condition)
   file(GENERATE OUTPUT "${manifest}" CONTENT "{
   \"schema_version\": 1,
   \"kernel\": ${j_name},
@@ -744,7 +783,7 @@ function(tune_add_kernel name)
   \"tuner\": ${j_tool},
   \"remote_store\": ${j_remote}
 }
-")
+" ${condition})
 
   # --- warm: one step per candidate and architecture --------------------------------------
   _tune_global_targets("${tool}" "${tool_depends}")

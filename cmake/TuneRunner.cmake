@@ -31,9 +31,13 @@ function(_tune_add_runner name out names_dir)
   add_executable(${name}.runner ${harness})
   target_link_libraries(${name}.runner PRIVATE tune::runner)
   target_include_directories(${name}.runner PRIVATE "${names_dir}")
+  # The generator expression keeps a multi-config generator (Ninja Multi-Config, Visual Studio,
+  # Xcode) from adding a per-configuration folder: the runner has one path in every
+  # configuration, so the manifest that names it is the same in all of them (whichever
+  # configuration was built last is the runner `tuner run` starts).
   set_target_properties(${name}.runner PROPERTIES
     OUTPUT_NAME "${name}.runner"
-    RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/tune/${name}")
+    RUNTIME_OUTPUT_DIRECTORY "$<1:${CMAKE_BINARY_DIR}/tune/${name}>")
   set(${out} "\"$<TARGET_FILE:${name}.runner>\"" PARENT_SCOPE)
 endfunction()
 

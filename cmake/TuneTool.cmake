@@ -50,7 +50,9 @@ function(_tune_configure_tuner fn out)
   endif()
 
   if(NOT EXISTS "${dir}/CMakeCache.txt")
-    message(STATUS "tune: building the host tuner once, in ${dir} (log: ${log})")
+    message(STATUS "tune: building the host tuner once, in ${dir} (log: ${log}); its "
+      "configure and build output follow")
+    set(announced ON)
     set(args
       -S "${root}" -B "${dir}" -G "${CMAKE_GENERATOR}"
       "-DCMAKE_BUILD_TYPE=${TUNE_HOST_TOOL_BUILD_TYPE}"
@@ -71,8 +73,10 @@ function(_tune_configure_tuner fn out)
         list(APPEND args "-D${var}=${value}")
       endif()
     endforeach()
+    # Echoed as it comes (and kept for the log): the first build takes minutes.
     execute_process(COMMAND "${CMAKE_COMMAND}" ${args}
-      RESULT_VARIABLE rc OUTPUT_VARIABLE output ERROR_VARIABLE output)
+      RESULT_VARIABLE rc OUTPUT_VARIABLE output ERROR_VARIABLE output
+      ECHO_OUTPUT_VARIABLE ECHO_ERROR_VARIABLE)
     file(WRITE "${log}" "${output}")
     if(NOT rc EQUAL 0)
       file(REMOVE "${dir}/CMakeCache.txt")
@@ -83,18 +87,34 @@ function(_tune_configure_tuner fn out)
   endif()
 
   # Up to date check on every configure: Ninja's no-op build costs a fraction of a second.
+  # A build with work to do (the first, or after an edit of tune's sources) streams its
+  # progress into the configure's output; a no-op one stays quiet.
+  set(where "${dir}/tuner-location-${TUNE_HOST_TOOL_BUILD_TYPE}.txt")
+  set(echo ECHO_OUTPUT_VARIABLE ECHO_ERROR_VARIABLE)
+  if(EXISTS "${where}" AND CMAKE_GENERATOR MATCHES "Ninja")
+    execute_process(
+      COMMAND "${CMAKE_COMMAND}" --build "${dir}" --target tuner
+              --config "${TUNE_HOST_TOOL_BUILD_TYPE}" -- -n
+      RESULT_VARIABLE dry_rc OUTPUT_VARIABLE dry ERROR_VARIABLE dry)
+    if(dry_rc EQUAL 0 AND dry MATCHES "ninja: no work to do")
+      set(echo)
+    endif()
+  endif()
+  if(echo AND NOT announced)
+    message(STATUS "tune: bringing the host tuner in ${dir} up to date (its build's output "
+      "follows)")
+  endif()
   cmake_host_system_information(RESULT cores QUERY NUMBER_OF_LOGICAL_CORES)
   execute_process(
     COMMAND "${CMAKE_COMMAND}" --build "${dir}" --target tuner
             --config "${TUNE_HOST_TOOL_BUILD_TYPE}" --parallel ${cores}
-    RESULT_VARIABLE rc OUTPUT_VARIABLE output ERROR_VARIABLE output)
+    RESULT_VARIABLE rc OUTPUT_VARIABLE output ERROR_VARIABLE output ${echo})
   file(APPEND "${log}" "${output}")
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR
       "${fn}: building the host tuner in '${dir}' failed (log: ${log}):\n${output}\n"
       "Fix the error above, or pass -DTUNE_TUNER_EXECUTABLE=<path to a built tuner>")
   endif()
-  set(where "${dir}/tuner-location-${TUNE_HOST_TOOL_BUILD_TYPE}.txt")
   if(NOT EXISTS "${where}")
     message(FATAL_ERROR "${fn}: the host tuner build in '${dir}' did not say where the tool is "
       "('${where}' is missing): remove '${dir}' and configure again")

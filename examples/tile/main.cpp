@@ -19,7 +19,7 @@
 
 #include "tile_embedded.hpp"
 
-namespace w = tile_example::tile;
+namespace w = tune_winners::tile_example::tile;
 
 namespace {
 

@@ -74,9 +74,9 @@ class Project:
         self.env = dict(os.environ)
         self.env.pop("TUNE_CACHE_DIR", None)
 
-    def configure(self, *extra, build=None):
+    def configure(self, *extra, build=None, generator="Ninja"):
         """Configures the build tree (or `build`, another tree of the same sources)."""
-        cmd = [ARGS.cmake, "-S", self.src, "-B", build or self.build, "-G", "Ninja",
+        cmd = [ARGS.cmake, "-S", self.src, "-B", build or self.build, "-G", generator,
                f"-DTUNE_SOURCE_DIR={self.tune_source}"]
         if self.use_tuner:
             cmd.append(f"-DTUNE_TUNER_EXECUTABLE={ARGS.tuner}")
@@ -87,14 +87,21 @@ class Project:
         cmd.extend(extra)
         return run(cmd, env=self.env)
 
-    def build_target(self, target):
-        return run([ARGS.cmake, "--build", self.build, "--target", target], env=self.env)
+    def build_target(self, target, config=None):
+        """Builds `target` (of configuration `config`, in a multi-config tree)."""
+        cmd = [ARGS.cmake, "--build", self.build, "--target", target]
+        if config:
+            cmd += ["--config", config]
+        return run(cmd, env=self.env)
 
-    def ctest(self, regex, verbose=False):
-        """Runs the matching tests; with verbose, their output is shown (as `N: line`) even
-        when they pass."""
-        return run(["ctest", "--test-dir", self.build, "-R", regex,
-                    "-V" if verbose else "--output-on-failure"], env=self.env)
+    def ctest(self, regex, verbose=False, config=None):
+        """Runs the matching tests (of configuration `config`, in a multi-config tree); with
+        verbose, their output is shown (as `N: line`) even when they pass."""
+        cmd = ["ctest", "--test-dir", self.build, "-R", regex,
+               "-V" if verbose else "--output-on-failure"]
+        if config:
+            cmd += ["-C", config]
+        return run(cmd, env=self.env)
 
     def tuner(self, *args):
         return run([ARGS.tuner, *args], env=self.env)

@@ -69,6 +69,11 @@ class EmbedTest(unittest.TestCase):
         self.assertEqual(self.embedded_keys(), self.record_keys())
         self.assertEqual(len(self.p.compile_log()), 2)
         self.assertIn(", fresh\n", (self.p.build / HEADER).read_text())
+        # The default namespace is tune's own, under the target's name: a library's namespace
+        # (mylib::scale) is left to the library.
+        embedded = (self.p.build / EMBEDDED).with_suffix(".hpp").read_text()
+        self.assertIn("\nnamespace tune_winners::app::scale {\n", embedded)
+        self.assertNotIn("namespace app::scale", embedded)
         # Everything the depfiles name exists: nothing runs again.
         for target in (EMBEDDED, HEADER):
             again = self.build(target)
@@ -129,6 +134,11 @@ class EmbedTest(unittest.TestCase):
             self.assertNotIn("warning", b.stdout)
         self.assertEqual(self.embedded_keys(), self.record_keys())
         self.assertIn(", fresh\n", (self.p.build / HEADER).read_text())
+        # The default namespace is tune's own, under the target's name: a library's namespace
+        # (mylib::scale) is left to the library.
+        embedded = (self.p.build / EMBEDDED).with_suffix(".hpp").read_text()
+        self.assertIn("\nnamespace tune_winners::app::scale {\n", embedded)
+        self.assertNotIn("namespace app::scale", embedded)
         self.assertEqual(len(self.p.compile_log()), 6)  # the current build was embedded before
         tests = self.p.ctest("record.scale")
         self.assertEqual(tests.rc, 0, tests)

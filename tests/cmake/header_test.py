@@ -14,7 +14,7 @@ import consumer
 from consumer import HERE, Project
 
 SHAPES = ["80", "4096", "fast", "90", "4096", "fast", "90", "65536", "slow", "90", "65537",
-          "fast", "75", "4096", "fast"]
+          "fast", "75", "4096", "fast", "86", "4096", "fast", "100", "4096", "fast"]
 
 
 class HeaderTest(unittest.TestCase):
@@ -74,6 +74,9 @@ class HeaderTest(unittest.TestCase):
             "first incumbent)",
             "sm 90 N=65537 MODE=fast: no bucket takes this shape",
             "sm 75: not tuned for this architecture",
+            "sm 86 N=4096 MODE=fast: small: BLOCK=128 UNROLL=1 (BLOCK=128,UNROLL=1; fallback: "
+            "first incumbent)",
+            "sm 100: not tuned for this architecture",
         ])
         again = self.build_pick()
         self.assertEqual(again.rc, 0, again)
@@ -101,6 +104,9 @@ class HeaderTest(unittest.TestCase):
             f"sm 90 N=65536 MODE=slow: even: BLOCK=256 UNROLL=1 (BLOCK=256,UNROLL=1; {origin90})",
             "sm 90 N=65537 MODE=fast: no bucket takes this shape",
             "sm 75: not tuned for this architecture",
+            # 8.6 runs sm_80's code: the header hands it sm_80's winner.
+            f"sm 86 N=4096 MODE=fast: small: BLOCK=256 UNROLL=1 (BLOCK=256,UNROLL=1; {origin80})",
+            "sm 100: not tuned for this architecture",
         ])
 
     def test_4_both_record_tests_pass(self):

@@ -26,7 +26,10 @@ class HostToolTest(unittest.TestCase):
         self.assertEqual(self.first.rc, 0, self.first)
         tool_dir = self.p.build / "_tune_host_tool"
         self.assertIn(f"-- tune: building the host tuner once, in {tool_dir} (log: "
-                      f"{tool_dir}.log)\n", self.first.stdout)
+                      f"{tool_dir}.log); its configure and build output follow\n",
+                      self.first.stdout)
+        # The nested build's progress is in the configure's output, not only in the log.
+        self.assertRegex(self.first.stdout, r"\[\d+/\d+\] Linking CXX executable tuner/tuner\n")
         self.assertIn("-- tune: scale: 4 candidates for sm_90\n", self.first.stdout)
         tool = tool_dir / "tuner" / "tuner"
         self.assertTrue(tool.is_file())
@@ -39,6 +42,8 @@ class HostToolTest(unittest.TestCase):
         again = self.p.configure()
         self.assertEqual(again.rc, 0, again)
         self.assertNotIn("building the host tuner", again.stdout)
+        self.assertNotIn("bringing the host tuner", again.stdout)
+        self.assertNotIn("no work to do", again.stdout)
         self.assertEqual(tool.stat().st_mtime_ns, before)
         log = (self.p.build / "_tune_host_tool.log").read_text()
         self.assertTrue(log.rstrip().endswith("ninja: no work to do."), log[-500:])
@@ -52,6 +57,21 @@ class HostToolTest(unittest.TestCase):
                           "BLOCK=256,SHARED_KIB=64", "BLOCK=64,SHARED_KIB=1"])
         # The in-tree tuner was not built for it.
         self.assertFalse((self.p.build / "tune" / "tuner" / "tuner").exists())
+
+    def test_4_an_edit_of_tune_rebuilds_the_tool_in_view(self):
+        tool_dir = self.p.build / "_tune_host_tool"
+        (self.p.tune_source / "tuner" / "cli" / "main.cpp").touch()
+        again = self.p.configure()
+        self.assertEqual(again.rc, 0, again)
+        self.assertIn(f"-- tune: bringing the host tuner in {tool_dir} up to date (its build's "
+                      f"output follows)\n", again.stdout)
+        self.assertRegex(again.stdout, r"\[\d+/\d+\] Linking CXX executable tuner/tuner\n")
+
+    def test_5_all_does_not_build_the_in_tree_tuner(self):
+        b = consumer.run([consumer.ARGS.cmake, "--build", self.p.build])
+        self.assertEqual(b.rc, 0, b)
+        self.assertFalse((self.p.build / "tune" / "tuner" / "tuner").exists())
+        self.assertFalse((self.p.build / "tune" / "tuner" / "libtune_core.a").exists())
 
 
 if __name__ == "__main__":

@@ -247,6 +247,17 @@ class WarmTest(unittest.TestCase):
         self.assertEqual(listed.stdout, "BLOCK=64,SHARED_KIB=1\nBLOCK=128,SHARED_KIB=1\n"
                                         "BLOCK=256,SHARED_KIB=1\nBLOCK=256,SHARED_KIB=64\n")
 
+    def test_11_all_builds_none_of_tune_s_own_targets(self):
+        # Build steps run TUNE_TUNER_EXECUTABLE (or the host tool): `all` of a consumer that
+        # adds tune with add_subdirectory compiles neither the in-tree tuner nor tune_core.
+        dry = consumer.run([consumer.ARGS.cmake, "--build", self.p.build, "--", "-n"])
+        self.assertEqual(dry.rc, 0, dry)
+        for output in ("tune/tuner/tuner", "libtune_core.a", "libtune_cuda.a"):
+            self.assertNotIn(output, dry.stdout)
+        # They are still targets, built on request.
+        targets = consumer.run([consumer.ARGS.cmake, "--build", self.p.build, "--target", "help"])
+        self.assertIn("tuner: phony", targets.stdout)
+
 
 if __name__ == "__main__":
     consumer.main()

@@ -111,6 +111,26 @@ TEST_F(CacheKeyTest, ArgvIsTheDocumentedVector) {
                                 "-DLAYOUT=row", "-o", "<out>", "kernels/gemm.cu"}));
 }
 
+TEST_F(CacheKeyTest, ACompileOptionNamingTheStandardReplacesCxx17) {
+  for (const std::vector<std::string>& options :
+       {std::vector<std::string>{"-std=c++20", "-lineinfo"},
+        std::vector<std::string>{"--std", "c++20"}, std::vector<std::string>{"--std=c++20"}}) {
+    Manifest m = manifest();
+    m.compile_options = options;
+    const std::vector<std::string> argv =
+        CacheKeyer(m, ParamsAs::defines, fingerprint).keyed_argv(config, "sm_90");
+    EXPECT_EQ(std::count(argv.begin(), argv.end(), "-std=c++17"), 0) << options[0];
+    EXPECT_EQ(std::count(argv.begin(), argv.end(), options[0]), 1) << options[0];
+    EXPECT_NE(key(m), key(manifest())) << options[0];
+  }
+  // Options that only look alike keep the default.
+  Manifest m = manifest();
+  m.compile_options = {"-stdlib-like", "-DSTD=1"};
+  const std::vector<std::string> argv =
+      CacheKeyer(m, ParamsAs::defines, fingerprint).keyed_argv(config, "sm_90");
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), "-std=c++17"), 1);
+}
+
 TEST_F(CacheKeyTest, ConstexprParamsComeThroughAGeneratedHeader) {
   Manifest m = manifest();
   CacheKeyer keyer(m, ParamsAs::constexpr_header, fingerprint);

@@ -215,6 +215,32 @@ TEST(WinnersHeader, DeclaresTheWinners) {
   EXPECT_TRUE(h.ends_with("}\n\n}  // namespace tune_winners::scale\n"));
 }
 
+TEST(WinnersHeader, AnSmWithoutItsOwnArchGetsTheHighestOfItsMajorBelowIt) {
+  KernelBuild build = build_of(space_toml);
+  build.manifest.archs = {"sm_80", "sm_86", "sm_90a", "sm_100"};
+  WinnersTable table;
+  for (const auto& arch : build.manifest.archs) {
+    ArchWinners w = table_of().archs[0];
+    w.arch = arch;
+    table.archs.push_back(w);
+  }
+  const std::string h = winners_header(build, table).value();
+  // Exact first; then per major the highest arch not above the device's (8.9 runs sm_86's
+  // code, 8.1 sm_80's, 10.3 sm_100's); an arch-specific sm_90a serves 9.0 only, and 7.5 or
+  // 12.0 (another major) get nothing.
+  EXPECT_NE(h.find("constexpr std::optional<Arch> arch_for_sm(int sm) {\n"
+                   "  if (sm == 80) return Arch::sm_80;\n"
+                   "  if (sm == 86) return Arch::sm_86;\n"
+                   "  if (sm == 90) return Arch::sm_90a;\n"
+                   "  if (sm == 100) return Arch::sm_100;\n"
+                   "  if (sm / 10 == 10 && sm > 100) return Arch::sm_100;\n"
+                   "  if (sm / 10 == 8 && sm > 86) return Arch::sm_86;\n"
+                   "  if (sm / 10 == 8 && sm > 80) return Arch::sm_80;\n"
+                   "  return std::nullopt;\n}\n"),
+            std::string::npos)
+      << h;
+}
+
 TEST(WinnersHeader, StaleAndMissingRecordsInTheComments) {
   WinnersTable t = table_of();
   t.archs[0].record_state = RecordState::stale;

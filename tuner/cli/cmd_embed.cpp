@@ -334,7 +334,8 @@ void add_embed_command(CLI::App& app, Run& run) {
   sub->add_option("--depfile", opt->depfile,
                   "a Makefile-syntax depfile naming the header and every file the step read");
   sub->add_option("--namespace", opt->name_space,
-                  "the namespace (default: tune_winners::<kernel>)");
+                  "the namespace (default: tune_winners::<kernel>; tune_embed_winners passes "
+                  "tune_winners::<target>::<kernel>, or <NAMESPACE>::<kernel>)");
   sub->add_option("--fallback", opt->fallback,
                   "a device architecture without a record: error (default) or first_incumbent")
       ->check(CLI::IsMember({"error", "first_incumbent"}));

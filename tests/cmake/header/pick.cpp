@@ -12,6 +12,13 @@ namespace w = tune_winners::scale;
 static_assert(w::select(w::Shape{.N = 4096, .MODE = "fast"}) == w::Bucket::small);
 static_assert(w::select(w::Shape{.N = 65536, .MODE = "fast"}) == w::Bucket::even);
 static_assert(!w::select(w::Shape{.N = 65537, .MODE = "fast"}).has_value());
+// arch_for_sm: its own arch, else the highest of its major below it, else nothing.
+static_assert(w::arch_for_sm(80) == w::Arch::sm_80);
+static_assert(w::arch_for_sm(86) == w::Arch::sm_80);
+static_assert(w::arch_for_sm(89) == w::Arch::sm_80);
+static_assert(w::arch_for_sm(90) == w::Arch::sm_90);
+static_assert(!w::arch_for_sm(75).has_value());
+static_assert(!w::arch_for_sm(100).has_value());
 
 int main(int argc, char** argv) {
   for (int i = 1; i + 2 < argc; i += 3) {

@@ -235,6 +235,13 @@ std::optional<EntryTemplate> template_of(const Manifest& manifest, const Space& 
   return std::move(*t);
 }
 
+/// Whether the options pick the C++ standard themselves (`-std=c++20`, `--std c++20`).
+bool names_the_standard(const std::vector<std::string>& options) {
+  return std::any_of(options.begin(), options.end(), [](const std::string& o) {
+    return o == "-std" || o == "--std" || o.starts_with("-std=") || o.starts_with("--std=");
+  });
+}
+
 }  // namespace
 
 CacheKeyer::CacheKeyer(Manifest manifest, const Space& space)
@@ -268,7 +275,8 @@ std::vector<std::string> CacheKeyer::argv(const Config& config, std::string_view
   a.push_back(keyed ? "nvcc" : manifest_.nvcc.string());
   a.push_back("-cubin");
   a.push_back("-arch=" + std::string(arch));
-  a.push_back("-std=c++17");
+  // C++17 unless COMPILE_OPTIONS names the standard (-std=c++20): nvcc warns on two.
+  if (!names_the_standard(manifest_.compile_options)) a.push_back("-std=c++17");
   a.push_back("-O3");
   a.push_back("-Xptxas=-v");
   for (const auto& opt : manifest_.compile_options) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <iterator>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -20,42 +20,25 @@ namespace {
 
 // ---- names ----------------------------------------------------------------------------------
 
-constexpr std::string_view cxx_keywords[] = {"alignas",       "alignof",     "and",
-                                             "and_eq",        "asm",         "auto",
-                                             "bitand",        "bitor",       "bool",
-                                             "break",         "case",        "catch",
-                                             "char",          "char8_t",     "char16_t",
-                                             "char32_t",      "class",       "compl",
-                                             "concept",       "const",       "consteval",
-                                             "constexpr",     "constinit",   "const_cast",
-                                             "continue",      "co_await",    "co_return",
-                                             "co_yield",      "decltype",    "default",
-                                             "delete",        "do",          "double",
-                                             "dynamic_cast",  "else",        "enum",
-                                             "explicit",      "export",      "extern",
-                                             "false",         "float",       "for",
-                                             "friend",        "goto",        "if",
-                                             "inline",        "int",         "long",
-                                             "mutable",       "namespace",   "new",
-                                             "noexcept",      "not",         "not_eq",
-                                             "nullptr",       "operator",    "or",
-                                             "or_eq",         "private",     "protected",
-                                             "public",        "register",    "reinterpret_cast",
-                                             "requires",      "return",      "short",
-                                             "signed",        "sizeof",      "static",
-                                             "static_assert", "static_cast", "struct",
-                                             "switch",        "template",    "this",
-                                             "thread_local",  "throw",       "true",
-                                             "try",           "typedef",     "typeid",
-                                             "typename",      "union",       "unsigned",
-                                             "using",         "virtual",     "void",
-                                             "volatile",      "wchar_t",     "while",
-                                             "xor",           "xor_eq",      "final",
-                                             "override",      "import",      "module"};
+// C++20's keywords and the identifiers with a special meaning, each between spaces.
+constexpr std::string_view cxx_keywords =
+    " alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t "
+    "char16_t char32_t class compl concept const consteval constexpr constinit const_cast "
+    "continue co_await co_return co_yield decltype default delete do double dynamic_cast "
+    "else enum explicit export extern false float for friend goto if inline int long mutable "
+    "namespace new noexcept not not_eq nullptr operator or or_eq private protected public "
+    "register reinterpret_cast requires return short signed sizeof static static_assert "
+    "static_cast struct switch template this thread_local throw true try typedef typeid "
+    "typename union unsigned using virtual void volatile wchar_t while xor xor_eq final "
+    "override import module ";
 
 bool is_keyword(std::string_view name) {
-  return std::find(std::begin(cxx_keywords), std::end(cxx_keywords), name) !=
-         std::end(cxx_keywords);
+  if (name.empty() || name.find(' ') != std::string_view::npos) return false;
+  // The list starts and ends with a space, so a match has a character on either side.
+  for (std::size_t at = cxx_keywords.find(name); at != std::string_view::npos;
+       at = cxx_keywords.find(name, at + 1))
+    if (cxx_keywords[at - 1] == ' ' && cxx_keywords[at + name.size()] == ' ') return true;
+  return false;
 }
 
 /// A keyword, or a name the implementation reserves (`__x`, `_X`).
@@ -292,11 +275,19 @@ void put_archs(std::string& h, const Manifest& m, const Layout& layout) {
     put(h, "    case Arch::{}:\n      return {};\n", layout.arch_ids[i].first,
         cxx_string_literal(m.archs[i]));
   h += "  }\n  return {};\n}\n\n"
-       "/// The architecture of a compute capability (90 for 9.0), or nullopt when it was not\n"
-       "/// tuned for: reported, never guessed.\n"
+       "/// The architecture of a compute capability (90 for 9.0): its own, else the highest one\n"
+       "/// of its major version below it (8.6 runs sm_80's code; `sm_90a` serves 9.0 only), else\n"
+       "/// nullopt: another major version is reported, never guessed.\n"
        "constexpr std::optional<Arch> arch_for_sm(int sm) {\n";
   for (const auto& [id, sm] : layout.arch_ids)
     put(h, "  if (sm == {}) return Arch::{};\n", sm, id);
+  // The same-major fallback, highest first (the first arch of an SM number, as above).
+  std::map<int, std::string, std::greater<>> family;
+  for (std::size_t i = 0; i < m.archs.size(); ++i)
+    if (!m.archs[i].ends_with('a'))
+      family.try_emplace(layout.arch_ids[i].second, layout.arch_ids[i].first);
+  for (const auto& [sm, id] : family)
+    put(h, "  if (sm / 10 == {} && sm > {}) return Arch::{};\n", sm / 10, sm, id);
   h += "  return std::nullopt;\n}\n\n";
 }
 

@@ -115,7 +115,10 @@ result<std::string> EntryTemplate::pick_symbol(const std::vector<std::string>& f
                             name, functions.empty() ? "none" : quoted_list(functions)));
   return fail("", 0, 0,
               fmt::format("the module has {} instances of the template entry '{}' ({}): the "
-                          "source may not instantiate the entry itself",
+                          "source may not instantiate the entry itself; keep SOURCE to the "
+                          "template (the header that defines it) and move the code that launches "
+                          "or instantiates it to another source file (docs/using.md, \"A library "
+                          "that compiles its kernels with CMake's CUDA language\")",
                           found.size(), name, quoted_list(found)));
 }
 
