@@ -301,18 +301,26 @@ std::vector<std::size_t> pipelined(const Table& table, const tune::Space& space,
     const std::size_t i = feed.shuffled ? order.below(pending.size()) : 0;
     const std::size_t k = pending[i];
     pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
+    // As the search does: the compile seconds right before the outcome.
+    if (const auto& c = table.trials[k].compile_s; c && *c > 0) strategy->tell_cost(k, *c);
     strategy->tell(k, told_value(table, k));
     sequence.push_back(k);
   }
   return sequence;
 }
 
-// One run: best-so-far / optimum after each evaluation (infinity before the first valid one).
-// `prior`: the log a re-tune starts from (empty: none); `warm_stop`: whether its stop applies.
-std::vector<double> replay(const Table& table, const tune::Space& space,
-                           const std::string& strategy, std::uint64_t seed, std::int64_t max_evals,
-                           const Feed& feed, const std::string& prior = "",
-                           bool warm_stop = false) {
+// One run: the configs evaluated, in order, and best-so-far / optimum after each evaluation
+// (infinity before the first valid one).
+struct Run {
+  std::vector<std::size_t> sequence;
+  std::vector<double> curve;
+};
+
+// One run of `strategy` with `seed`. `prior`: the log a re-tune starts from (empty: none);
+// `warm_stop`: whether its stop applies.
+Run run_once(const Table& table, const tune::Space& space, const std::string& strategy,
+             std::uint64_t seed, std::int64_t max_evals, const Feed& feed,
+             const std::string& prior = "", bool warm_stop = false) {
   tune::SearchSettings settings = space.search();
   settings.strategy = strategy;
   settings.seed = seed;
@@ -338,22 +346,58 @@ std::vector<double> replay(const Table& table, const tune::Space& space,
   } else {
     sequence = pipelined(table, space, settings, feed);
   }
-  std::vector<double> curve;
+  Run run;
   double best = std::numeric_limits<double>::infinity();
   for (std::size_t k : sequence) {
     if (const auto* m = table.trials[k].state.measured()) best = std::min(best, m->median_ms);
-    curve.push_back(best / table.optimum_ms);
+    run.curve.push_back(best / table.optimum_ms);
   }
-  return curve;
+  run.sequence = std::move(sequence);
+  return run;
+}
+
+// The curve of one run (run_once).
+std::vector<double> replay(const Table& table, const tune::Space& space,
+                           const std::string& strategy, std::uint64_t seed, std::int64_t max_evals,
+                           const Feed& feed, const std::string& prior = "",
+                           bool warm_stop = false) {
+  return run_once(table, space, strategy, seed, max_evals, feed, prior, warm_stop).curve;
+}
+
+// The evaluations until the curve is within `factor` of the optimum; nullopt when it never was.
+std::optional<std::size_t> evaluations_to(const std::vector<double>& curve, double factor) {
+  for (std::size_t i = 0; i < curve.size(); ++i)
+    if (curve[i] <= factor * (1 + 1e-12)) return i + 1;
+  return std::nullopt;
 }
 
 // Evaluations until the curve is within `factor` of the optimum, as a fraction of the valid
 // configs; nullopt when it never was.
 std::optional<double> reach(const std::vector<double>& curve, double factor, std::size_t valid) {
-  for (std::size_t i = 0; i < curve.size(); ++i)
-    if (curve[i] <= factor * (1 + 1e-12))
-      return static_cast<double>(i + 1) / static_cast<double>(valid);
-  return std::nullopt;
+  const std::optional<std::size_t> n = evaluations_to(curve, factor);
+  if (!n) return std::nullopt;
+  return static_cast<double>(*n) / static_cast<double>(valid);
+}
+
+// The compile seconds a run spent until it was within `factor` of the optimum (the table's
+// `compile_s` of every config it evaluated until then, the one that got there included);
+// nullopt when it never got there or the table lacks a config's compile seconds.
+std::optional<double> compile_s_to(const Table& table, const Run& run, double factor) {
+  const std::optional<std::size_t> n = evaluations_to(run.curve, factor);
+  if (!n) return std::nullopt;
+  double total = 0;
+  for (std::size_t i = 0; i < *n; ++i) {
+    const std::optional<double>& c = table.trials[run.sequence[i]].compile_s;
+    if (!c) return std::nullopt;
+    total += *c;
+  }
+  return total;
+}
+
+// Whether every trial of the table carries its compile seconds.
+bool has_compile_s(const Table& table) {
+  return std::all_of(table.trials.begin(), table.trials.end(),
+                     [](const tune::Trial& t) { return t.compile_s.has_value(); });
 }
 
 // The q quantile of values where a missing one (never reached) counts as infinite.
@@ -481,8 +525,11 @@ int main(int argc, char** argv) {
                  "stop each run after this fraction of the space (a model-based run over a "
                  "large space is slow)")
       ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--batch", feed.batch,
-                 "configs pending at a time: the strategy proposes again after each outcome")
+  std::vector<std::size_t> batches = {1};
+  app.add_option("--batch", batches,
+                 "configs pending at a time: the strategy proposes again after each outcome; "
+                 "several (1,16) replay each strategy with each, side by side")
+      ->delimiter(',')
       ->check(CLI::Range(1, 4096));
   app.add_option("--order", order,
                  "with --batch: the outcomes told oldest first (fifo) or in a shuffled order")
@@ -524,6 +571,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1000.0));
   CLI11_PARSE(app, argc, argv);
   feed.shuffled = order == "shuffled";
+  feed.batch = batches.front();
   try {
     for (const std::string& n : names) {
       if (!tune::find_strategy(n)) {
@@ -595,11 +643,12 @@ int main(int argc, char** argv) {
     const auto max_evals = std::max<std::int64_t>(
         1,
         static_cast<std::int64_t>(std::ceil(max_fraction * static_cast<double>(pruned->size()))));
+    const bool costs = has_compile_s(*table);
     std::printf("table %s: %zu configs, %zu valid, optimum %.6g ms; %d seeds per strategy%s\n",
                 table_path.c_str(), pruned->size(), table->valid, table->optimum_ms, seeds,
-                feed.batch == 1
+                batches.size() == 1 && batches.front() == 1
                     ? ""
-                    : fmt::format("; batch {}, outcomes told {}", feed.batch,
+                    : fmt::format("; outcomes told {}",
                                   feed.shuffled ? "in a shuffled order" : "oldest first")
                           .c_str());
     if (early_reject) {
@@ -608,53 +657,92 @@ int main(int argc, char** argv) {
     }
     std::printf(
         "evaluations to reach the optimum x factor, as a fraction of the valid configs "
-        "(median / p90 over seeds):\n");
-    std::printf("%-10s %18s %18s %18s\n", "strategy", "1.05x", "1.02x", "1.00x");
-    json out = {{"table", table_path},   {"configs", pruned->size()},
-                {"valid", table->valid}, {"optimum_ms", table->optimum_ms},
-                {"seeds", seeds},        {"batch", feed.batch},
-                {"order", order},        {"strategies", json::object()}};
+        "(median / p90 over seeds)%s%s:\n",
+        costs ? "; the compile seconds spent until 1.02x (median / p90)" : "",
+        batches.size() > 1 ? "; 'vs 1': the 1.02x median over batch 1's" : "");
+    std::printf("%-10s %5s %18s %18s %18s", "strategy", "batch", "1.05x", "1.02x", "1.00x");
+    if (costs) std::printf(" %17s", "compile s, 1.02x");
+    if (batches.size() > 1) std::printf(" %6s", "vs 1");
+    std::printf("\n");
+    json out = {{"table", table_path},
+                {"configs", pruned->size()},
+                {"valid", table->valid},
+                {"optimum_ms", table->optimum_ms},
+                {"seeds", seeds},
+                {"batch", batches.size() == 1 ? json(batches.front()) : json(batches)},
+                {"order", order},
+                {"strategies", json::object()}};
     std::vector<tune::PlotSeries> series;
     const char* classes[] = {"s0", "s1", "s2", "s3", "s4", "s5"};
     for (std::size_t si = 0; si < names.size(); ++si) {
       const std::string& name = names[si];
-      std::vector<std::vector<double>> curves;
-      std::map<double, std::vector<std::optional<double>>> reached;
-      for (int seed = 1; seed <= (name == "grid" ? 1 : seeds); ++seed) {
-        curves.push_back(
-            replay(*table, *space, name, static_cast<std::uint64_t>(seed), max_evals, feed));
-        for (double f : {1.05, 1.02, 1.00})
-          reached[f].push_back(reach(curves.back(), f, table->valid));
-      }
-      std::printf("%-10s", name.c_str());
-      json row = json::object();
-      for (double f : {1.05, 1.02, 1.00}) {
-        const auto median = quantile_of(reached[f], 0.5);
-        const auto p90 = quantile_of(reached[f], 0.9);
-        std::printf(" %8s / %7s", percent(median).c_str(), percent(p90).c_str());
-        row[fmt::format("{:.2f}x", f)] = {{"median", median ? json(*median) : json(nullptr)},
-                                          {"p90", p90 ? json(*p90) : json(nullptr)}};
-      }
-      std::printf("\n");
-      // The median best-so-far over seeds after each evaluation, for the plot.
-      tune::PlotSeries s{name, classes[si % 6], {}, true};
-      std::size_t longest = 0;
-      for (const auto& c : curves)
-        longest = std::max(longest, c.size());
-      for (std::size_t i = 0; i < longest; ++i) {
-        std::vector<double> at;
+      std::optional<double> first_median;  // the first batch's 1.02x median, for 'vs 1'
+      for (std::size_t bi = 0; bi < batches.size(); ++bi) {
+        Feed each = feed;
+        each.batch = batches[bi];
+        std::vector<std::vector<double>> curves;
+        std::map<double, std::vector<std::optional<double>>> reached;
+        std::vector<std::optional<double>> compile_s;
+        for (int seed = 1; seed <= (name == "grid" ? 1 : seeds); ++seed) {
+          Run run =
+              run_once(*table, *space, name, static_cast<std::uint64_t>(seed), max_evals, each);
+          for (double f : {1.05, 1.02, 1.00})
+            reached[f].push_back(reach(run.curve, f, table->valid));
+          if (costs) compile_s.push_back(compile_s_to(*table, run, 1.02));
+          curves.push_back(std::move(run.curve));
+        }
+        std::printf("%-10s %5zu", name.c_str(), each.batch);
+        json row = json::object();
+        for (double f : {1.05, 1.02, 1.00}) {
+          const auto median = quantile_of(reached[f], 0.5);
+          const auto p90 = quantile_of(reached[f], 0.9);
+          std::printf(" %8s / %7s", percent(median).c_str(), percent(p90).c_str());
+          row[fmt::format("{:.2f}x", f)] = {{"median", median ? json(*median) : json(nullptr)},
+                                            {"p90", p90 ? json(*p90) : json(nullptr)}};
+        }
+        if (costs) {
+          const auto median = quantile_of(compile_s, 0.5);
+          const auto p90 = quantile_of(compile_s, 0.9);
+          std::printf(" %7s / %7s", median ? fmt::format("{:.0f}", *median).c_str() : "never",
+                      p90 ? fmt::format("{:.0f}", *p90).c_str() : "never");
+          row["compile_s_1.02x"] = {{"median", median ? json(*median) : json(nullptr)},
+                                    {"p90", p90 ? json(*p90) : json(nullptr)}};
+        }
+        const auto median = quantile_of(reached[1.02], 0.5);
+        if (bi == 0) first_median = median;
+        if (batches.size() > 1) {
+          const std::string vs = bi == 0 ? std::string("-")
+                                 : median && first_median
+                                     ? fmt::format("{:.2f}x", *median / *first_median)
+                                     : std::string("never");
+          std::printf(" %6s", vs.c_str());
+        }
+        std::printf("\n");
+        // The median best-so-far over seeds after each evaluation, for the plot.
+        const std::string series_name =
+            batches.size() == 1 ? name : fmt::format("{} batch {}", name, each.batch);
+        tune::PlotSeries s{series_name, classes[(si * batches.size() + bi) % 6], {}, true};
+        std::size_t longest = 0;
         for (const auto& c : curves)
-          at.push_back(c.empty() ? std::numeric_limits<double>::infinity()
-                                 : c[std::min(i, c.size() - 1)]);
-        std::sort(at.begin(), at.end());
-        const double m = at[at.size() / 2];
-        if (std::isfinite(m))
-          s.points.emplace_back(static_cast<double>(i + 1) / static_cast<double>(pruned->size()),
-                                m);
+          longest = std::max(longest, c.size());
+        for (std::size_t i = 0; i < longest; ++i) {
+          std::vector<double> at;
+          for (const auto& c : curves)
+            at.push_back(c.empty() ? std::numeric_limits<double>::infinity()
+                                   : c[std::min(i, c.size() - 1)]);
+          std::sort(at.begin(), at.end());
+          const double m = at[at.size() / 2];
+          if (std::isfinite(m))
+            s.points.emplace_back(static_cast<double>(i + 1) / static_cast<double>(pruned->size()),
+                                  m);
+        }
+        series.push_back(std::move(s));
+        row["curves"] = curves;
+        if (batches.size() == 1)
+          out["strategies"][name] = row;
+        else
+          out["strategies"][name][std::to_string(each.batch)] = row;
       }
-      series.push_back(std::move(s));
-      row["curves"] = curves;
-      out["strategies"][name] = row;
     }
     if (!html_out.empty()) {
       tune::PlotAxes axes;
