@@ -26,8 +26,10 @@
 //                     [--strategies random,anneal,bayes] [--max-fraction 1] [--batch 1]
 //                     [--order fifo|shuffled] [--prior P] [--html F] [--json F]
 //                     [--early-reject [--reject-margin 10]]
-//        bench_search --speed [--strategies ...] [--speed-at 100,500,1000] [--speed-sample 100]
+//        bench_search --speed [--strategies ...] [--speed-at 100,1000,3000,5000] [--speed-sample
+//        100]
 //                     [--no-before]
+//        bench_search --space S.toml --table T.jsonl --compile-cap [--seeds 20]
 //        bench_search --cost [--seeds 20]
 //        bench_search --overlap [--strategies ...] [--overlap-gpu-ms 5,20] [--overlap-evals 600]
 // Exit codes: 0 done, 2 bad input (a table that does not match the space, a space that does not
@@ -46,12 +48,14 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/record/html_plot.hpp>
 #include <tuner/core/search/autotuner.hpp>
+#include <tuner/core/search/compile_cap.hpp>
 #include <tuner/core/search/early_reject.hpp>
 #include <tuner/core/search/strategy.hpp>
 #include <tuner/core/search/trial.hpp>
@@ -505,6 +509,71 @@ void report_rejecting(const Table& table, const tune::Space& space,
   }
 }
 
+// The --compile-cap report (docs/search.md "Compile cost"): each strategy's runs over a table
+// that carries compile seconds, as the adaptive compile cap (compile_cap.hpp) would have seen
+// them in the order evaluated, per rule (floor, factor): the share of compiles it stops, the
+// compile seconds it saves (a stopped compile still costs the cap), and the worst regret (the
+// best config of the run among those not stopped over the run's best, minus one). A replay of
+// the sequence without the cap: a stopped config would have been told invalid, which the
+// sequence here does not follow. Also the largest ratio of a compile to the cap's percentile of
+// the compiles before it, the margin a factor must keep.
+void report_compile_cap(const Table& table, const tune::Space& space,
+                        const std::vector<std::string>& names, int seeds, std::int64_t max_evals) {
+  struct Rule {
+    double floor_s, factor;
+  };
+  const Rule rules[] = {{0, 1.5}, {0, 2}, {0, 3}, {10, 3}, {30, 3}};
+  std::printf(
+      "the adaptive compile cap over each strategy's runs (%d seeds), per rule "
+      "max(floor, factor x p90 of the compiles so far), after 16 compiles:\n",
+      seeds);
+  std::printf("%-10s %-12s %10s %12s %14s %16s\n", "strategy", "rule", "stopped", "saved",
+              "worst regret", "max / p90 seen");
+  for (const std::string& name : names) {
+    std::vector<Run> runs;
+    for (int seed = 1; seed <= (name == "grid" ? 1 : seeds); ++seed)
+      runs.push_back(
+          run_once(table, space, name, static_cast<std::uint64_t>(seed), max_evals, Feed{}));
+    for (const Rule& rule : rules) {
+      std::size_t stopped = 0, compiles = 0;
+      double spent = 0, full = 0, worst = 0, ratio = 0;
+      for (const Run& run : runs) {
+        tune::CompileCap cap({rule.floor_s, rule.factor});
+        tune::CompileCap seen({0, 1});  // the percentile alone, for the ratio
+        double best = std::numeric_limits<double>::infinity();
+        double best_capped = best;
+        for (std::size_t k : run.sequence) {
+          const double c = *table.trials[k].compile_s;
+          const auto* m = table.trials[k].state.measured();
+          ++compiles;
+          full += c;
+          if (const std::optional<double> p = seen.cap()) ratio = std::max(ratio, c / *p);
+          const std::optional<double> limit = cap.cap();
+          if (limit && c > *limit) {
+            ++stopped;
+            spent += *limit;
+          } else {
+            spent += c;
+            if (m != nullptr) {
+              cap.add(c);
+              best_capped = std::min(best_capped, m->median_ms);
+            }
+          }
+          if (m != nullptr) {
+            seen.add(c);
+            best = std::min(best, m->median_ms);
+          }
+        }
+        if (std::isfinite(best)) worst = std::max(worst, best_capped / best - 1);
+      }
+      std::printf("%-10s %-12s %9.2f%% %11.1f%% %13.2f%% %15.2fx\n", name.c_str(),
+                  fmt::format("{:g} s, {:g}x", rule.floor_s, rule.factor).c_str(),
+                  100.0 * static_cast<double>(stopped) / static_cast<double>(compiles),
+                  100 * (1 - spent / full), 100 * worst, ratio);
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   CLI::App app("Replay a complete measured table through each search strategy");
   std::string space_path, table_path, bucket_name, html_out, json_out;
@@ -563,6 +632,10 @@ int main(int argc, char** argv) {
   app.add_option("--overlap-evals", overlap_options.evaluations,
                  "--overlap: evaluations per search")
       ->check(CLI::Range(2, 10000));
+  bool compile_cap = false;
+  app.add_flag("--compile-cap", compile_cap,
+               "replay each strategy and show what the adaptive compile cap would have stopped, "
+               "saved and cost (a table with compile_s)");
   bool early_reject = false;
   double reject_margin = 10;
   app.add_flag("--early-reject", early_reject,
@@ -648,11 +721,21 @@ int main(int argc, char** argv) {
                 table_path.c_str(), pruned->size(), table->valid, table->optimum_ms, seeds,
                 batches.size() == 1 && batches.front() == 1
                     ? ""
-                    : fmt::format("; outcomes told {}",
+                    : fmt::format("; batch {}, outcomes told {}", fmt::join(batches, ", "),
                                   feed.shuffled ? "in a shuffled order" : "oldest first")
                           .c_str());
     if (early_reject) {
       report_rejecting(*table, *space, names, seeds, max_evals, reject_margin);
+      return 0;
+    }
+    if (compile_cap) {
+      if (!costs) {
+        std::fprintf(stderr,
+                     "bench_search: error: --compile-cap needs a table whose trials all "
+                     "carry compile_s\n");
+        return 2;
+      }
+      report_compile_cap(*table, *space, names, seeds, max_evals);
       return 0;
     }
     std::printf(

@@ -3,7 +3,7 @@
 //
 // - a run: each strategy chooses every config from the first, one proposal and its outcome at a
 //   time (and `bayes` with `batch` configs pending, the oldest told first); the stretch of
-//   `sample` proposals after 100, 500 and 1,000 outcomes is timed;
+//   `sample` proposals after 100, 1,000, 3,000 and 5,000 outcomes is timed;
 // - before / now: `at` configs drawn at random are told to a fresh `bayes`, then `sample`
 //   proposals are timed, for the old bayes (bayes_before.hpp) and the current one; a model-based
 //   proposal costs what the observations' count makes it cost, whichever configs they are, so

@@ -9,11 +9,11 @@
 namespace tune::bench {
 
 struct SpeedOptions {
-  std::vector<std::string> strategies;             ///< timed on runs of their own
-  std::vector<std::size_t> at = {100, 500, 1000};  ///< observations before each timed stretch
-  std::size_t sample = 100;                        ///< proposals timed per stretch
-  std::size_t batch = 16;                          ///< the pending configs of the batch row
-  bool before = true;                              ///< time the old bayes as well
+  std::vector<std::string> strategies;                    ///< timed on runs of their own
+  std::vector<std::size_t> at = {100, 1000, 3000, 5000};  ///< outcomes before each timed stretch
+  std::size_t sample = 100;                               ///< proposals timed per stretch
+  std::size_t batch = 16;                                 ///< the pending configs of the batch row
+  bool before = true;                                     ///< time the old bayes as well
 };
 
 /// Prints the table of bench/search/README.md "Strategy time"; the exit code.

@@ -96,6 +96,7 @@ TEST(SpaceTest, ReadsEverySection) {
   EXPECT_EQ(*s.buckets()[1].shape_value("N"), ParamValue(128));
   EXPECT_EQ(s.buckets()[1].shape_value("Q"), nullptr);
   EXPECT_EQ(s.search().strategy, "grid");
+  EXPECT_TRUE(s.search().strategy_given);
   EXPECT_EQ(s.search().budget_s, 600.0);
   EXPECT_EQ(s.search().timeout_s, 30.0);
   EXPECT_EQ(s.search().compile_timeout_s, std::nullopt);  // the default applies
@@ -112,7 +113,8 @@ TEST(SpaceTest, ReadsEverySection) {
 
 TEST(SpaceTest, DefaultsWithoutOptionalSections) {
   Space s = parse_ok("schema = 1\nkernel = \"k\"\n[params]\nA = [1]\n");
-  EXPECT_EQ(s.search().strategy, "grid");
+  EXPECT_EQ(s.search().strategy, "auto");
+  EXPECT_FALSE(s.search().strategy_given);
   EXPECT_EQ(s.search().budget_s, std::nullopt);
   EXPECT_EQ(s.bench().warmup_ms, 25);
   EXPECT_EQ(s.bench().rep_ms, 100);

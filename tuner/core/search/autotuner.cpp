@@ -58,6 +58,9 @@ void SearchRun::prune() {
   for (std::size_t k = 0; k < pruned_.size(); ++k)
     position_.emplace(pruned_[k].id(), k);
   visited_.assign(pruned_.size(), false);
+  search_ = s_.search.resolved(pruned_.size());
+  out_.strategy = search_.strategy;
+  out_.strategy_auto = s_.search.strategy == "auto";
 }
 
 // The header this run's log must have (the prior aside: it is not compared).
@@ -71,7 +74,7 @@ LogHeader SearchRun::expected_header() const {
   header.identity = s_.identity;
   header.identity_inputs = s_.identity_inputs;
   header.objective = s_.maximize ? "maximize" : "minimize";
-  header.search = s_.search.identity();
+  header.search = search_.identity();
   return header;
 }
 
@@ -297,7 +300,7 @@ SearchRun::Thought SearchRun::think(Strategy& strategy, const Outcome& o, std::s
 // Whether a stop rule ends the search now: max_evals evaluations, or `patience` evaluations
 // without a better config. (The budget is checked where a measurement would start.)
 bool SearchRun::stop_rule_hit() {
-  const SearchSettings& search = s_.search;
+  const SearchSettings& search = search_;
   if (search.max_evals && evaluations_ >= static_cast<std::size_t>(*search.max_evals)) {
     out_.stopped_by = "max_evals";
     return true;
@@ -347,7 +350,13 @@ void SearchRun::adopt_the_rest() {
 // the strategy's work done first, on this thread, in the same order, so a resume replays it.
 void SearchRun::search() {
   index_.emplace(pruned_);
-  strategy_ = timed_strategy([&] { return make_strategy(s_.search, *index_, prior_values_); });
+  StrategyContext context;
+  context.compile_bound = s_.compile_bound;
+  // Nothing but the space's end stops it: no budget, max_evals, patience or warm stop.
+  context.complete =
+      !s_.budget_s && !search_.budget_s && !search_.max_evals && !search_.patience && !prior_;
+  strategy_ =
+      timed_strategy([&] { return make_strategy(search_, *index_, prior_values_, context); });
   for (std::size_t i = 0; i < out_.trials.size(); ++i) {
     const std::size_t k = position_.at(out_.trials[i].id());
     const std::optional<double> value = outcome_of(i, k).value;
@@ -362,7 +371,7 @@ void SearchRun::search() {
   auto add = [&](const std::vector<std::size_t>& batch) {
     for (std::size_t k : batch) {
       if (visited_.at(k) || std::find(pending.begin(), pending.end(), k) != pending.end())
-        throw error(fmt::format("search strategy '{}' proposed {} twice", s_.search.strategy,
+        throw error(fmt::format("search strategy '{}' proposed {} twice", search_.strategy,
                                 pruned_[k].id()));
       pending.push_back(k);
       if (!adopt_.contains(pruned_[k].id())) unprepared.push_back(space_[k]);

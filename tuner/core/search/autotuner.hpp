@@ -177,6 +177,10 @@ struct Output {
   std::optional<std::string> stopped_by;
   /// Configs of the pruned space never visited.
   std::size_t unvisited = 0;
+  /// The strategy that searched (the space's, or what `auto` picked for the bucket's size).
+  std::string strategy;
+  /// Whether `strategy` is what `auto` picked (the space named none, or named `auto`).
+  bool strategy_auto = false;
   /// Seconds the strategy took (its propose and tell calls), replayed ones included.
   double strategy_s = 0;
   /// Of strategy_s, the seconds the search waited for the strategy; the rest ran on a helper
@@ -286,6 +290,10 @@ class Autotuner {
   /// tops the batch up on a helper thread while the next proposal is measured (default on). The
   /// strategy's calls are the same either way; off is for comparisons (bench_search --overlap).
   Autotuner& think_beside(bool on);
+  /// Whether the tune is compile-bound (few of the candidates compiled yet; the tune decides,
+  /// docs/search.md "Compile cost"): the strategy then weighs each proposal's predicted compile
+  /// seconds (StrategyContext). Default off.
+  Autotuner& compile_bound(bool on);
   /// Called after each trial is adopted or measured (and logged).
   Autotuner& on_progress(std::function<void(const Progress&)> fn);
   /// Called with each warning as it arises (they are also collected in `Output::warnings`).
@@ -322,6 +330,7 @@ class Autotuner {
     nlohmann::json identity_inputs;
     bool maximize = false;
     bool think_beside = true;
+    bool compile_bound = false;
     std::function<void(const Progress&)> on_progress;
     std::function<void(const std::string&)> on_warning;
   };

@@ -73,6 +73,11 @@ Autotuner& Autotuner::maximize(bool on) {
   settings_.maximize = on;
   return *this;
 }
+Autotuner& Autotuner::compile_bound(bool on) {
+  settings_.compile_bound = on;
+  return *this;
+}
+
 Autotuner& Autotuner::think_beside(bool on) {
   settings_.think_beside = on;
   return *this;

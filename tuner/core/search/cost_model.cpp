@@ -17,21 +17,29 @@ constexpr double min_spread = 0.6931471805599;  // log(2): below, the costs are 
 
 }  // namespace
 
-CostModel::CostModel(const Eigen::MatrixXd& points)
-    : points_(points), seen_(static_cast<std::size_t>(points.rows()), false) {
-  const Eigen::Index p = 2 * points.cols() + 1;
-  xtx_ = Eigen::MatrixXd::Zero(p, p);
-  xty_ = Eigen::VectorXd::Zero(p);
+CostModel::CostModel(const SpaceIndex& space) : space_(space), seen_(space.size(), false) {
+  for (std::size_t d = 0; d < space.dims(); ++d)
+    features_ += space.categorical(d) ? static_cast<Eigen::Index>(space.levels(d)) - 1 : 2;
+  xtx_ = Eigen::MatrixXd::Zero(features_, features_);
+  xty_ = Eigen::VectorXd::Zero(features_);
 }
 
 Eigen::VectorXd CostModel::features(std::size_t k) const {
-  const Eigen::Index dims = points_.cols();
-  Eigen::VectorXd x(2 * dims + 1);
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(features_);
   x(0) = 1;
-  for (Eigen::Index d = 0; d < dims; ++d) {
-    const double v = points_(static_cast<Eigen::Index>(k), d);
-    x(1 + d) = v;
-    x(1 + dims + d) = v * v;
+  Eigen::Index at = 1;
+  const std::vector<int>& coords = space_.coords(k);
+  for (std::size_t d = 0; d < space_.dims(); ++d) {
+    const int c = coords[d];
+    const auto levels = static_cast<int>(space_.levels(d));
+    if (space_.categorical(d)) {
+      if (c > 0) x(at + c - 1) = 1;  // the first category is the intercept's
+      at += levels - 1;
+      continue;
+    }
+    const double v = c < 0 || levels < 2 ? 0.5 : static_cast<double>(c) / (levels - 1);
+    x(at++) = v;
+    x(at++) = v * v;
   }
   return x;
 }

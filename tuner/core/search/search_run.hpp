@@ -85,6 +85,7 @@ class SearchRun {
   }
 
   const Autotuner::Settings& s_;
+  SearchSettings search_;  // s_.search, `auto` resolved for the pruned space (prune())
   Objective& objective_;
   std::chrono::steady_clock::time_point start_;
   Output out_;

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/base/result.hpp>
+#include <tuner/core/search/cost_model.hpp>
+#include <tuner/core/search/permutation.hpp>
 #include <tuner/core/search/prior_guide.hpp>
 
 namespace tune {
@@ -146,8 +148,11 @@ namespace {
 /// config as corrected by the outcomes) until the prior has none open.
 class FixedOrder : public Strategy {
  public:
-  FixedOrder(const SpaceIndex& space, const PriorValues& prior)
-      : ledger_(space.size()), guide_(space, prior) {}
+  FixedOrder(const SpaceIndex& space, const PriorValues& prior, const StrategyContext& context)
+      : ledger_(space.size()),
+        cost_(space),
+        compile_bound_(context.compile_bound),
+        guide_(space, prior) {}
   std::vector<std::size_t> propose(std::size_t n) final {
     std::vector<std::size_t> out;
     while (out.size() < n) {
@@ -164,242 +169,116 @@ class FixedOrder : public Strategy {
     ledger_.tell(k, v);
     guide_.tell(k, v);
   }
+  void tell_cost(std::size_t k, double seconds) final {
+    ledger_.check(k, "tell_cost");
+    if (compile_bound_) cost_.add(k, seconds);
+  }
   void withdraw(std::size_t k) final {
     ledger_.check(k, "withdraw");
     if (ledger_.withdraw(k)) withdrawn(k);
   }
 
  protected:
+  /// Whether the compile-cost model predicts for this search (compile-bound, enough told).
+  bool weigh_costs() const { return compile_bound_ && cost_.ready(); }
   /// The next open config of the order, or nullopt when none is left.
   virtual std::optional<std::size_t> next_open() = 0;
   /// Config `k`, pending, was given back.
   virtual void withdrawn(std::size_t k) { (void)k; }
 
   Ledger ledger_;
+  CostModel cost_;  // the compile seconds told, when compile-bound
 
  private:
+  bool compile_bound_;
   PriorGuide guide_;
 };
 
+/// Every config in enumeration order; a complete search that is compile-bound proposes the
+/// dearest predicted compile first once the cost model predicts (the longest compiles start
+/// while there is GPU work to hide them behind, rather than last), in an order sorted again as
+/// the model learns (each time its compiles grew by a quarter).
 class GridStrategy final : public FixedOrder {
  public:
-  GridStrategy(const SpaceIndex& space, const PriorValues& prior) : FixedOrder(space, prior) {}
+  GridStrategy(const SpaceIndex& space, const PriorValues& prior, const StrategyContext& context)
+      : FixedOrder(space, prior, context), dearest_first_(context.complete) {}
 
  private:
   std::optional<std::size_t> next_open() override {
+    if (dearest_first_ && weigh_costs()) return dearest_open();
     while (cursor_ < ledger_.size() && !ledger_.open(cursor_))
       ++cursor_;
     if (cursor_ == ledger_.size()) return std::nullopt;
     return cursor_;
   }
-  void withdrawn(std::size_t k) override { cursor_ = std::min(cursor_, k); }  // first again
+  void withdrawn(std::size_t k) override {
+    cursor_ = std::min(cursor_, k);  // first again
+    by_cost_at_ = 0;
+  }
+
+  std::optional<std::size_t> dearest_open() {
+    if (by_cost_.empty() || cost_.observations() >= by_cost_at_ + by_cost_at_ / 4 + 1) {
+      by_cost_.clear();
+      for (std::size_t k = 0; k < ledger_.size(); ++k)
+        if (ledger_.open(k)) by_cost_.emplace_back(cost_.relative(k), k);
+      // Dearest first; a tie in enumeration order.
+      std::sort(by_cost_.begin(), by_cost_.end(), [](const auto& a, const auto& b) {
+        return a.first > b.first || (a.first == b.first && a.second < b.second);
+      });
+      by_cost_next_ = 0;
+      by_cost_at_ = cost_.observations();
+    }
+    while (by_cost_next_ < by_cost_.size() && !ledger_.open(by_cost_[by_cost_next_].second))
+      ++by_cost_next_;
+    if (by_cost_next_ == by_cost_.size()) return std::nullopt;
+    return by_cost_[by_cost_next_].second;
+  }
 
   std::size_t cursor_ = 0;  // every config before it is told or pending
+  bool dearest_first_;
+  std::vector<std::pair<double, std::size_t>> by_cost_;  // open configs, dearest first
+  std::size_t by_cost_next_ = 0;
+  std::size_t by_cost_at_ = 0;  // the model's observations when by_cost_ was sorted
 };
 
-/// A random permutation of [0, n), drawn lazily (Fisher-Yates from the front).
-class Permutation {
- public:
-  Permutation(std::size_t n, std::uint64_t seed) : order_(n), rng_(seed) {
-    for (std::size_t i = 0; i < n; ++i)
-      order_[i] = i;
-  }
-  /// The next element, or nullopt at the end.
-  std::optional<std::size_t> next() {
-    if (drawn_ == order_.size()) return std::nullopt;
-    const std::size_t j = drawn_ + rng_.below(order_.size() - drawn_);
-    std::swap(order_[drawn_], order_[j]);
-    return order_[drawn_++];
-  }
-
- private:
-  std::vector<std::size_t> order_;
-  std::size_t drawn_ = 0;
-  Random rng_;
-};
-
-/// An open config of `ledger`: the one withdrawn longest ago, else the next open one of
-/// `order`. Every open config is one or the other (a config leaves `order` once drawn, and
-/// comes back only through withdraw), so this finds one while any is open.
-std::optional<std::size_t> draw_open(Ledger& ledger, Permutation& order) {
-  if (std::optional<std::size_t> k = ledger.take_withdrawn()) return k;
-  while (std::optional<std::size_t> k = order.next())
-    if (ledger.open(*k)) return k;
-  return std::nullopt;
-}
-
+/// Every config once, in a seeded random order. Compile-bound, each proposal is the cheapest
+/// predicted compile of the next `cost_draws` configs of that order (all equally good: each was
+/// drawn at random); the others wait in `later_` for the order to run out, so that configs dear
+/// to compile come last.
 class RandomStrategy final : public FixedOrder {
  public:
-  RandomStrategy(const SpaceIndex& space, std::uint64_t seed, const PriorValues& prior)
-      : FixedOrder(space, prior), order_(space.size(), seed) {}
+  RandomStrategy(const SpaceIndex& space, std::uint64_t seed, const PriorValues& prior,
+                 const StrategyContext& context)
+      : FixedOrder(space, prior, context), order_(space.size(), seed) {}
 
  private:
-  std::optional<std::size_t> next_open() override { return draw_open(ledger_, order_); }
+  static constexpr std::size_t cost_draws = 4;
 
-  Permutation order_;
-};
-
-// ---------------------------------------------------------------------------------------------
-// anneal
-
-/// Simulated annealing on the grid of value positions. The walk moves between configs; a move
-/// to a config it was told of costs nothing (its value is known), so the walk goes on until it
-/// reaches one that is open, which it proposes. A batch is several such neighbours of the walk's
-/// current config, distinct because a pending config is never proposed again; each outcome,
-/// whenever it comes, is a Metropolis step from the walk's current config at that time. With a
-/// prior (prior_guide.hpp) the walk is steered by it: of up to four open neighbours found, the
-/// one with the best corrected prior value is proposed, and a jump goes to the prior's best open
-/// config as corrected while it has one.
-class AnnealStrategy final : public Strategy {
- public:
-  AnnealStrategy(const SpaceIndex& space, const SearchSettings& s, const PriorValues& prior)
-      : space_(space),
-        ledger_(space.size()),
-        how_(space.size(), How::told),
-        rng_(s.seed),
-        restarts_(space.size(), s.seed ^ 0x9e3779b97f4a7c15ULL),
-        temperature_(s.option("temperature")),
-        cooling_(s.option("cooling")),
-        restart_after_(static_cast<std::size_t>(s.option("restart_after"))),
-        guide_(space, prior),
-        start_(guide_.prior_best()) {}
-
-  std::vector<std::size_t> propose(std::size_t n) override {
-    std::vector<std::size_t> out;
-    while (out.size() < n && ledger_.open_count() > 0) {
-      const std::optional<std::size_t> k = step();
-      if (!k) break;
-      ledger_.propose(*k);
-      out.push_back(*k);
-    }
-    return out;
-  }
-
-  void tell(std::size_t k, std::optional<double> v) override {
-    ledger_.check(k, "tell");
-    if (!ledger_.tell(k, v)) return;
-    guide_.tell(k, v);
-    const How how = how_[k];
-    how_[k] = How::told;
-    const bool improved = v && best_seen_ && *v < *best_seen_ - 1e-12;
-    if (v && (!best_seen_ || *v < *best_seen_)) best_seen_ = v;
-    since_improvement_ = improved ? 0 : since_improvement_ + 1;
-    if (how == How::neighbour) {
-      consider(k);
-      temperature_ *= cooling_;
-    } else if (how == How::jump && v) {
-      current_ = k;  // the walk restarts from where it jumped
-    } else if (!current_ && v) {
-      current_ = k;
-    }
-    if (since_improvement_ >= restart_after_) {
-      current_ = ledger_.best();  // restart from the best, warmer
-      temperature_ /= std::pow(cooling_, static_cast<double>(restart_after_) / 2);
-      since_improvement_ = 0;
-    }
-  }
-
-  void withdraw(std::size_t k) override {
-    ledger_.check(k, "withdraw");
-    if (ledger_.withdraw(k)) how_[k] = How::told;
-  }
-
- private:
-  /// How a pending config was proposed (`told` for any other).
-  enum class How : unsigned char { told, neighbour, jump };
-
-  // The next open config: the walk's free moves (to configs already told) are bounded; then a
-  // jump to an open config (the corrected prior's best, else at random).
-  std::optional<std::size_t> step() {
-    if (start_) {
-      // With a prior, its probes first (prior_guide.hpp), outside the walk; then the walk starts
-      // from the best told when the prior's best was measured (it, or one better), else from
-      // the prior's best, measured first.
-      if (std::optional<std::size_t> k = guide_.probe(ledger_)) return k;
-      const std::size_t k = *std::exchange(start_, std::nullopt);
-      if (ledger_.told(k) && ledger_.value(k)) {
-        current_ = ledger_.best();
-      } else if (ledger_.open(k)) {
-        how_[k] = How::jump;
-        current_.reset();
-        return k;
-      }
-    }
-    if (!current_) current_ = ledger_.best();
-    std::vector<std::size_t> open;  // with a prior: open neighbours, the best as corrected wins
-    for (int step = 0; step < 1000 && current_; ++step) {
-      const std::optional<std::size_t> k = neighbour(*current_);
-      if (!k) break;
-      if (ledger_.open(*k)) {
-        if (guide_.empty()) {
-          how_[*k] = How::neighbour;
-          return k;
-        }
-        if (std::find(open.begin(), open.end(), *k) == open.end()) open.push_back(*k);
-        if (open.size() == 4) break;
-        continue;
-      }
-      if (ledger_.told(*k)) consider(*k);  // a pending neighbour is no place to stand yet
-    }
-    if (!open.empty()) {
-      auto key = [&](std::size_t k) {
-        const std::optional<double> v = guide_.corrected(k);
-        return v ? *v : std::numeric_limits<double>::infinity();
-      };
-      const std::size_t k = *std::min_element(
-          open.begin(), open.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
-      how_[k] = How::neighbour;
-      return k;
-    }
-    std::optional<std::size_t> k = guide_.best_open(ledger_);
-    if (!k) k = draw_open(ledger_, restarts_);
-    if (k) {
-      how_[*k] = How::jump;
-      current_.reset();
-    }
+  std::optional<std::size_t> next_open() override {
+    std::vector<std::size_t> drawn;
+    const std::size_t wanted = weigh_costs() ? cost_draws : 1;
+    while (drawn.size() < wanted)
+      if (std::optional<std::size_t> k = detail::draw_open(ledger_, order_))
+        drawn.push_back(*k);
+      else
+        break;
+    while (drawn.size() < wanted && later_head_ < later_.size())
+      if (const std::size_t k = later_[later_head_++]; ledger_.open(k)) drawn.push_back(k);
+    if (drawn.empty()) return std::nullopt;
+    auto it = drawn.begin();
+    if (drawn.size() > 1)
+      it = std::min_element(drawn.begin(), drawn.end(), [&](std::size_t a, std::size_t b) {
+        return cost_.relative(a) < cost_.relative(b);
+      });
+    const std::size_t k = *it;
+    drawn.erase(it);
+    later_.insert(later_.end(), drawn.begin(), drawn.end());
     return k;
   }
 
-  // A neighbour of `k`: one param moved to the next value (most often) or to any other value.
-  std::optional<std::size_t> neighbour(std::size_t k) {
-    for (int attempt = 0; attempt < 32; ++attempt) {
-      std::vector<int> c = space_.coords(k);
-      const std::size_t d = rng_.below(space_.dims());
-      const int levels = static_cast<int>(space_.levels(d));
-      if (levels < 2 || c[d] < 0) continue;
-      if (rng_.unit() < 0.75) {
-        c[d] += rng_.below(2) == 0 ? -1 : 1;
-        if (c[d] < 0 || c[d] >= levels) continue;
-      } else {
-        const int other = static_cast<int>(rng_.below(static_cast<std::size_t>(levels - 1)));
-        c[d] = other >= c[d] ? other + 1 : other;
-      }
-      if (std::optional<std::size_t> found = space_.find(c)) return found;
-    }
-    return std::nullopt;
-  }
-
-  // The Metropolis step from the current config to `k`, whose value is known.
-  void consider(std::size_t k) {
-    const std::optional<double>& v = ledger_.value(k);
-    if (!v) return;  // invalid: never a place to stand
-    const std::optional<double>& here = current_ ? ledger_.value(*current_) : std::nullopt;
-    if (!here || *v <= *here || rng_.unit() < std::exp(-(*v - *here) / temperature_)) current_ = k;
-  }
-
-  const SpaceIndex& space_;
-  Ledger ledger_;
-  std::vector<How> how_;
-  Random rng_;
-  Permutation restarts_;
-  double temperature_;
-  double cooling_;
-  std::size_t restart_after_;
-  std::optional<std::size_t> current_;
-  PriorGuide guide_;                  // the prior: probes, neighbours to prefer, jumps
-  std::optional<std::size_t> start_;  // the prior's best, until the walk starts from it
-  std::optional<double> best_seen_;
-  std::size_t since_improvement_ = 0;
+  detail::Permutation order_;
+  std::vector<std::size_t> later_;  // drawn, not the cheapest of their draw: proposed at the end
+  std::size_t later_head_ = 0;
 };
 
 }  // namespace
@@ -413,21 +292,27 @@ std::vector<std::size_t> prior_ranking(const PriorValues& prior) {
   return ranked;
 }
 
+std::unique_ptr<Strategy> make_anneal_strategy(const SpaceIndex& space,
+                                               const SearchSettings& settings,
+                                               const PriorValues& prior,
+                                               const StrategyContext& context);
 std::unique_ptr<Strategy> make_bayes_strategy(const SpaceIndex& space,
                                               const SearchSettings& settings,
-                                              const PriorValues& prior);
+                                              const PriorValues& prior,
+                                              const StrategyContext& context);
 
 std::unique_ptr<Strategy> make_strategy(const SearchSettings& settings, const SpaceIndex& space,
-                                        const PriorValues& prior) {
+                                        const PriorValues& prior, const StrategyContext& context) {
   if (!prior.empty() && prior.size() != space.size())
     throw error(fmt::format("search strategy: a prior of {} configs for a space of {}",
                             prior.size(), space.size()));
-  if (settings.strategy == "grid") return std::make_unique<GridStrategy>(space, prior);
+  if (settings.strategy == "auto")
+    return make_strategy(settings.resolved(space.size()), space, prior, context);
+  if (settings.strategy == "grid") return std::make_unique<GridStrategy>(space, prior, context);
   if (settings.strategy == "random")
-    return std::make_unique<RandomStrategy>(space, settings.seed, prior);
-  if (settings.strategy == "anneal")
-    return std::make_unique<AnnealStrategy>(space, settings, prior);
-  if (settings.strategy == "bayes") return make_bayes_strategy(space, settings, prior);
+    return std::make_unique<RandomStrategy>(space, settings.seed, prior, context);
+  if (settings.strategy == "anneal") return make_anneal_strategy(space, settings, prior, context);
+  if (settings.strategy == "bayes") return make_bayes_strategy(space, settings, prior, context);
   throw error(fmt::format("unknown search strategy '{}'", settings.strategy));
 }
 

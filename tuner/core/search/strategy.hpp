@@ -159,8 +159,8 @@ class Strategy {
   /// so that differences are relative.
   virtual void tell(std::size_t k, std::optional<double> value) = 0;
   /// What config `k` cost to prepare: its compile seconds (> 0), told right before its outcome
-  /// when the trial knows them. A strategy that weighs expected gain by expected cost (`bayes`
-  /// with `cost_weight`) learns from it; the others ignore it (the default).
+  /// when the trial knows them. A compile-bound search's strategy (StrategyContext) learns its
+  /// compile-cost model from it; otherwise it changes nothing.
   virtual void tell_cost(std::size_t /*k*/, double /*seconds*/) {}
   /// Config `k`, proposed and not told, will not be measured (the search stopped looking at it);
   /// it may be proposed again later. A config that is not pending is ignored.
@@ -168,6 +168,20 @@ class Strategy {
   /// One config: propose(1)'s, or nullopt when the space is exhausted. For callers that measure
   /// and tell one at a time.
   std::optional<std::size_t> next();
+};
+
+/// What the search tells a strategy of the run beside its settings. None of it enters the log's
+/// identity: like the pipeline's window, it may differ in a run that resumes the log, whose
+/// logged trials are then adopted in the order they are proposed.
+struct StrategyContext {
+  /// The tune is compile-bound (docs/search.md "Compile cost"): few of the bucket's candidates
+  /// are compiled yet, so each proposal's predicted compile seconds weigh: `bayes` divides
+  /// expected improvement by the predicted cost (`cost_weight`, 1 unless the space sets it),
+  /// `anneal` and `random` take the cheaper of equally good configs first, and a complete `grid`
+  /// the dearest first (so that the longest compiles do not come last).
+  bool compile_bound = false;
+  /// The search visits every config (no budget, max_evals or patience can stop it).
+  bool complete = false;
 };
 
 /// What a re-tune's prior says of each config of the space (docs/search.md "Re-tunes start from
@@ -187,6 +201,7 @@ std::vector<std::size_t> prior_ranking(const PriorValues& prior);
 /// as its model's mean. Throws tune::error for an unknown strategy (the space reader refuses
 /// those first) or a prior of another size.
 std::unique_ptr<Strategy> make_strategy(const SearchSettings& settings, const SpaceIndex& space,
-                                        const PriorValues& prior = {});
+                                        const PriorValues& prior = {},
+                                        const StrategyContext& context = {});
 
 }  // namespace tune

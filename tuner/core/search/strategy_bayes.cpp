@@ -1,18 +1,22 @@
 // The `bayes` strategy (strategy.hpp): Bayesian optimization over the params' value positions.
 //
 // Model: a Gaussian process (gaussian_process.hpp) with a Matern 5/2 kernel over each config's
-// positions in its params' value lists, scaled to [0, 1] per param; the observations are the
-// told values (log times), standardized, with invalid configs as a penalty one unit of log time
-// (2.7x) above the worst valid one, so the model learns where configs fail. The training set is
-// every observation up to 400, then the best 200 and the most recent ones. The length scale is
-// chosen by the marginal likelihood over a fixed grid every 8 outcomes; the noise is fixed
-// (timings repeat to about 1%). The model follows the outcomes as they come (a row more, a row
-// less), so no proposal fits it again from scratch.
+// coordinates (bayes_model.hpp: an ordered param's position in its value list scaled to [0, 1],
+// a categorical param one-hot), each param's coordinates scaled by its relevance, chosen by the
+// marginal likelihood at 16, 32, 64, ... valid outcomes (ARD); the observations are the told
+// values (log times) capped at their median (what is worse than the typical config matters only
+// as "not here"), standardized, with invalid configs half a unit of log time above the cap, so
+// the model learns where configs fail. The training set is every observation up to 256, then the
+// best half and the most recent ones. The length scale is chosen by the marginal likelihood over
+// a fixed grid every max(8, m / 8) outcomes; the noise is fixed (timings repeat to about 1%). The
+// model follows the outcomes as they come (a row more, a row less), so no proposal fits it again
+// from scratch.
 //
-// Choice: expected improvement over a pool of unmeasured configs: all of them in smaller spaces,
-// else the neighbours of the best five plus a random sample (`candidates`), drawn again every
-// max(8, m / 8) outcomes (m: the training set), and the neighbours of each config that joins the
-// best five. The first `initial` configs (the incumbents count) are drawn at random. Ties go to
+// Choice: expected improvement. Two picks of every three are local: among the open one-param
+// moves of the best config told, or, once those are all told, its two-param moves. The third is
+// global: over a pool of unmeasured configs, all of them in smaller spaces, else the one-param
+// moves of the best five plus a random sample of `candidates`, drawn again every max(8, m / 8)
+// outcomes. The first `initial` configs (the incumbents count) are drawn at random. Ties go to
 // the lower config index, so the sequence depends only on the seed and the calls received.
 //
 // Batches: the kriging believer. Each pick of a batch is believed to give the model's predicted
@@ -29,10 +33,10 @@
 // picks as soon as two outcomes are valid, before that the prior's best open config as corrected
 // is proposed. No config is drawn at random while the prior has an open config.
 //
-// Cost (`cost_weight` w > 0): each pick maximizes expected improvement over c^w, c the config's
-// predicted compile seconds relative to the median told (cost_model.hpp), once the compile
-// seconds told (tell_cost) are enough and spread; before that, and with w = 0, expected
-// improvement alone.
+// Cost (`cost_weight` w > 0; 1 when the space sets none and the search is compile-bound, else
+// 0): each pick maximizes expected improvement over c^w, c the config's predicted compile
+// seconds relative to the median told (cost_model.hpp), once the compile seconds told
+// (tell_cost) are enough and spread; before that, and with w = 0, expected improvement alone.
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -42,6 +46,7 @@
 #include <set>
 #include <utility>
 
+#include <tuner/core/search/bayes_model.hpp>
 #include <tuner/core/search/cost_model.hpp>
 #include <tuner/core/search/gaussian_process.hpp>
 #include <tuner/core/search/prior_guide.hpp>
@@ -61,85 +66,26 @@ constexpr std::size_t max_observations = 256;  // the training set's cap
 constexpr std::size_t refit_every = 8;   // outcomes between choices of the length: max(8, m/8)
 constexpr std::size_t redraw_every = 8;  // outcomes between draws of a sampled pool: max(8, m/8)
 constexpr std::size_t best_neighbourhoods = 5;
-// Every local_every-th pick is local: among the one-param moves of the best config alone. On
-// the complete tables (bench/search) this found the optimum in fewer evaluations than expected
-// improvement over the whole pool, which spends most picks far from the best once the model
-// is unsure everywhere; the other picks keep the global search.
-constexpr std::size_t local_every = 2;
-constexpr double length_grid[] = {0.05, 0.1, 0.2, 0.35, 0.6, 1.0};
+// Two picks of every three are local: among the open one-param moves of the best config told,
+// or when none is left, its two-param moves (local_region). On the complete tables
+// (bench/search) this found the optimum in fewer evaluations than expected improvement over the
+// whole pool, which spends most picks far from the best once the model is unsure everywhere,
+// and than every other pick local; the third pick keeps the global search.
+constexpr std::size_t local_cycle = 3;
+constexpr std::size_t local_picks = 2;
 constexpr double prior_weight = 0.75;  // the prior mean's share of its standardized value
+// `cost_weight` when the space sets none and the search is compile-bound (StrategyContext).
+constexpr double compile_bound_weight = 1.0;
 // The relevance of each param (ARD): a factor on its coordinates, chosen by the marginal
-// likelihood when the valid outcomes reach 16, 32, 64, ... on at most `relevance_sample` of the
-// training set, within [1/8, 8].
+// likelihood (bayes_model.hpp) when the valid outcomes reach 16, 32, 64, ... on at most
+// `relevance_sample` of the training set.
 constexpr std::size_t first_relevance = 16;
 constexpr std::size_t relevance_sample = 128;
-constexpr double relevance_bounds[] = {0.125, 8.0};
-
-double normal_pdf(double z) {
-  return std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI);
-}
-
-double normal_cdf(double z) {
-  return 0.5 * std::erfc(-z / std::sqrt(2.0));
-}
-
-// Each config's positions scaled to [0, 1] per param (0.5 where it lacks the param): the cost
-// model's features.
-Eigen::MatrixXd positions_of(const SpaceIndex& space) {
-  Eigen::MatrixXd points(static_cast<Eigen::Index>(space.size()),
-                         static_cast<Eigen::Index>(space.dims()));
-  for (std::size_t k = 0; k < space.size(); ++k)
-    for (std::size_t d = 0; d < space.dims(); ++d) {
-      const int c = space.coords(k)[d];
-      const std::size_t levels = space.levels(d);
-      points(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(d)) =
-          c < 0 || levels < 2 ? 0.5 : static_cast<double>(c) / static_cast<double>(levels - 1);
-    }
-  return points;
-}
-
-// The model's coordinates of each config: an ordered param's position scaled to [0, 1] (0.5
-// where the config lacks it), a categorical param's value as one column per category, 1/sqrt(2)
-// in its own and 0 in the others, so that two different categories are 1 apart, as the ends of
-// an ordered param are. `groups` gets each column's param.
-Eigen::MatrixXd encoding_of(const SpaceIndex& space, std::vector<std::size_t>& groups) {
-  groups.clear();
-  for (std::size_t d = 0; d < space.dims(); ++d) {
-    const std::size_t columns = space.categorical(d) ? space.levels(d) : 1;
-    groups.insert(groups.end(), columns, d);
-  }
-  Eigen::MatrixXd x = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(space.size()),
-                                            static_cast<Eigen::Index>(groups.size()));
-  for (std::size_t k = 0; k < space.size(); ++k) {
-    Eigen::Index col = 0;
-    for (std::size_t d = 0; d < space.dims(); ++d) {
-      const int c = space.coords(k)[d];
-      const std::size_t levels = space.levels(d);
-      const auto row = static_cast<Eigen::Index>(k);
-      if (space.categorical(d)) {
-        if (c >= 0) x(row, col + c) = std::sqrt(0.5);
-        col += static_cast<Eigen::Index>(levels);
-      } else {
-        x(row, col++) =
-            c < 0 || levels < 2 ? 0.5 : static_cast<double>(c) / static_cast<double>(levels - 1);
-      }
-    }
-  }
-  return x;
-}
-
-// The grid of length scales, in units of the diagonal of the unit cube.
-std::vector<double> lengths_of(const SpaceIndex& space) {
-  const double scale = std::sqrt(std::max<double>(1.0, static_cast<double>(space.dims())));
-  std::vector<double> out;
-  for (double g : length_grid)
-    out.push_back(g * scale);
-  return out;
-}
 
 class BayesStrategy final : public Strategy {
  public:
-  BayesStrategy(const SpaceIndex& space, const SearchSettings& s, const PriorValues& prior)
+  BayesStrategy(const SpaceIndex& space, const SearchSettings& s, const PriorValues& prior,
+                const StrategyContext& context)
       : space_(space),
         ledger_(space.size()),
         rng_(s.seed),
@@ -147,14 +93,15 @@ class BayesStrategy final : public Strategy {
         initial_(static_cast<std::size_t>(s.option("initial"))),
         exploration_(s.option("exploration")),
         candidates_(static_cast<std::size_t>(s.option("candidates"))),
-        cost_weight_(s.option("cost_weight")),
-        base_(encoding_of(space, groups_)),
+        cost_weight_(s.options.contains("cost_weight") ? s.option("cost_weight")
+                     : context.compile_bound           ? compile_bound_weight
+                                                       : 0),
+        base_(detail::encoding_of(space, groups_)),
         points_(base_),
         relevance_(space.dims(), 1.0),
-        lengths_(lengths_of(space)),
+        lengths_(detail::lengths_of(space)),
         gp_(std::make_unique<GaussianProcess>(points_, lengths_, noise_variance)),
-        positions_(positions_of(space)),
-        cost_(positions_),
+        cost_(space),
         guide_(space, prior) {
     std::iota(order_.begin(), order_.end(), std::size_t{0});
   }
@@ -224,6 +171,7 @@ class BayesStrategy final : public Strategy {
         next_relevance_ *= 2;
       choose_relevance();
     }
+    const bool local_pick = picks_++ % local_cycle < local_picks;
     for (int attempt = 0; attempt < 2; ++attempt) {
       if (!fitted_ && !fit()) return std::nullopt;
       if (redraw_) draw_pool();
@@ -234,6 +182,7 @@ class BayesStrategy final : public Strategy {
       for (std::size_t k : gp_->pending())
         gp_->add_to_pool(k);  // pending from before the model, or a random pick
       add_neighbourhoods();
+      const bool local = local_pick && local_region();
       if (means_for_ != std::pair(gp_->version(), observed_.size())) {
         const Standardized st = standardized();
         means_ = gp_->means(st.y);
@@ -244,7 +193,7 @@ class BayesStrategy final : public Strategy {
       }
       const Eigen::VectorXd var = gp_->variances();
       const std::vector<std::size_t>& pool = gp_->pool();
-      const std::vector<bool>* within = local_turn() ? &near_ : nullptr;
+      const std::vector<bool>* within = local ? &near_ : nullptr;
       std::optional<std::size_t> best;
       double best_ei = -1;
       for (std::size_t j = 0; j < pool.size(); ++j) {
@@ -252,8 +201,7 @@ class BayesStrategy final : public Strategy {
         const auto jj = static_cast<Eigen::Index>(j);
         const double sigma = std::sqrt(std::max(var(jj), 1e-12));
         const double gain = best_y_ - means_(jj) - exploration_;
-        const double z = gain / sigma;
-        double ei = gain * normal_cdf(z) + sigma * normal_pdf(z);
+        double ei = detail::expected_improvement(gain, sigma);
         if (cost_weight_ > 0 && cost_.ready())
           ei /= std::pow(cost_.relative(pool[j]), cost_weight_);
         if (ei > best_ei || (ei == best_ei && pool[j] < pool[*best])) {
@@ -271,16 +219,21 @@ class BayesStrategy final : public Strategy {
     return std::nullopt;
   }
 
-  // Whether this pick is the local one: every other pick chooses among the open one-param moves
-  // of the best config told (near_), when there is one; the others among the whole pool.
-  bool local_turn() {
-    if (picks_++ % local_every != 0) return false;
+  // The local region of a local pick (two of every three): the open one-param moves of the
+  // best config told, or when it has none left, its open two-param moves (a config one move
+  // away from a local optimum through a worse one: the walk a local search cannot make), marked
+  // in near_ and put in the pool. False when the best has neither (the pick is global).
+  bool local_region() {
     const std::vector<std::size_t> bests = best_configs();
     if (bests.empty()) return false;
     near_.assign(space_.size(), false);
     bool any = false;
-    for (std::size_t nb : one_param_moves(bests.front()))
-      if (ledger_.open(nb) && gp_->column(nb) >= 0) near_[nb] = any = true;
+    for (int params = 1; params <= 2 && !any; ++params)
+      for (std::size_t nb : detail::moves(space_, bests.front(), params))
+        if (ledger_.open(nb)) {
+          gp_->add_to_pool(nb);
+          near_[nb] = any = true;
+        }
     return any;
   }
 
@@ -290,7 +243,7 @@ class BayesStrategy final : public Strategy {
     if (!sampled_) return;
     for (std::size_t k : best_configs()) {
       if (!local_.insert(k).second) continue;
-      for (std::size_t nb : one_param_moves(k))
+      for (std::size_t nb : detail::moves(space_, k, 1))
         if (ledger_.open(nb)) gp_->add_to_pool(nb);
     }
   }
@@ -357,49 +310,19 @@ class BayesStrategy final : public Strategy {
   }
 
   // Each param's relevance, by the marginal likelihood of the training set (at most
-  // relevance_sample of it: the best half and the most recent) under the points scaled by it:
-  // one pass over the length scales, then each relevance halved or doubled while that helps
-  // (two sweeps). A change makes the model anew on the scaled points.
+  // relevance_sample of it: the best half and the most recent). A change makes the model anew
+  // on the scaled points.
   void choose_relevance() {
     std::vector<std::size_t> sample = training_set(relevance_sample);
     double mean = 0;
     double scale = 1;
     const Eigen::VectorXd y = standard(sample, mean, scale);
-    auto likelihood = [&](const std::vector<double>& w, double length) {
-      Eigen::MatrixXd x(static_cast<Eigen::Index>(sample.size()), base_.cols());
-      for (std::size_t i = 0; i < sample.size(); ++i)
-        for (Eigen::Index c = 0; c < base_.cols(); ++c)
-          x(static_cast<Eigen::Index>(i), c) =
-              base_(static_cast<Eigen::Index>(sample[i]), c) * w[groups_[c]];
-      return GaussianProcess::likelihood(x, y, length, noise_variance);
-    };
-    std::vector<double> w = relevance_;
-    std::size_t g = 0;
-    double best = -std::numeric_limits<double>::infinity();
-    for (std::size_t h = 0; h < lengths_.size(); ++h)
-      if (const double ml = likelihood(w, lengths_[h]); ml > best) {
-        best = ml;
-        g = h;
-      }
-    for (int sweep = 0; sweep < 2; ++sweep) {
-      bool moved = false;
-      for (std::size_t d = 0; d < w.size(); ++d)
-        for (double f : {0.5, 2.0}) {
-          std::vector<double> t = w;
-          t[d] = std::clamp(t[d] * f, relevance_bounds[0], relevance_bounds[1]);
-          if (t[d] == w[d]) continue;
-          if (const double ml = likelihood(t, lengths_[g]); ml > best + 1e-9) {
-            best = ml;
-            w = std::move(t);
-            moved = true;
-          }
-        }
-      if (!moved) break;
-    }
+    std::vector<double> w =
+        detail::choose_relevance(base_, groups_, sample, y, lengths_, noise_variance, relevance_);
     if (w == relevance_) return;
     relevance_ = std::move(w);
     for (Eigen::Index c = 0; c < base_.cols(); ++c)
-      points_.col(c) = base_.col(c) * relevance_[groups_[c]];
+      points_.col(c) = base_.col(c) * relevance_[groups_[static_cast<std::size_t>(c)]];
     gp_ = std::make_unique<GaussianProcess>(points_, lengths_, noise_variance);
     for (std::size_t k = 0; k < ledger_.size(); ++k)
       if (ledger_.pending(k)) gp_->add_pending(k);
@@ -492,19 +415,6 @@ class BayesStrategy final : public Strategy {
     return out;
   }
 
-  // The configs that differ from `k` in the value of one param.
-  std::vector<std::size_t> one_param_moves(std::size_t k) const {
-    std::vector<std::size_t> out;
-    for (std::size_t d = 0; d < space_.dims(); ++d)
-      for (int v = 0; v < static_cast<int>(space_.levels(d)); ++v) {
-        std::vector<int> c = space_.coords(k);
-        if (c[d] == v) continue;
-        c[d] = v;
-        if (std::optional<std::size_t> nb = space_.find(c)) out.push_back(*nb);
-      }
-    return out;
-  }
-
   const SpaceIndex& space_;
   Ledger ledger_;
   Random rng_;
@@ -523,8 +433,7 @@ class BayesStrategy final : public Strategy {
   std::size_t next_relevance_ = first_relevance;  // valid outcomes at the next choice
   std::vector<double> lengths_;
   std::unique_ptr<GaussianProcess> gp_;
-  Eigen::MatrixXd positions_;  // the cost model's features
-  CostModel cost_;             // the compile seconds told, when cost_weight_ > 0
+  CostModel cost_;  // the compile seconds told, when cost_weight_ > 0
   bool fitted_ = false;
   std::size_t since_refit_ = 0;
   bool sampled_ = false;         // the pool is a sample of the open configs
@@ -547,8 +456,9 @@ class BayesStrategy final : public Strategy {
 
 std::unique_ptr<Strategy> make_bayes_strategy(const SpaceIndex& space,
                                               const SearchSettings& settings,
-                                              const PriorValues& prior) {
-  return std::make_unique<BayesStrategy>(space, settings, prior);
+                                              const PriorValues& prior,
+                                              const StrategyContext& context) {
+  return std::make_unique<BayesStrategy>(space, settings, prior, context);
 }
 
 }  // namespace tune

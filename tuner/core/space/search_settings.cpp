@@ -9,6 +9,10 @@ namespace tune {
 
 const std::vector<StrategyInfo>& strategies() {
   static const std::vector<StrategyInfo> all = {
+      {"auto",
+       fmt::format("grid for a bucket of at most {} configs after pruning, else {} (the default)",
+                   auto_grid_max, auto_large_strategy),
+       {}},
       {"grid", "every config in enumeration order", {}},
       {"random", "every config once, in a random order", {}},
       {"anneal",
@@ -34,6 +38,16 @@ const std::vector<StrategyInfo>& strategies() {
          false}}},
   };
   return all;
+}
+
+std::string_view auto_resolve(std::size_t configs) {
+  return configs <= auto_grid_max ? std::string_view("grid") : auto_large_strategy;
+}
+
+SearchSettings SearchSettings::resolved(std::size_t configs) const {
+  SearchSettings out = *this;
+  if (strategy == "auto") out.strategy = std::string(auto_resolve(configs));
+  return out;
 }
 
 const StrategyInfo* find_strategy(std::string_view name) {

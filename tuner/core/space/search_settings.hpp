@@ -4,6 +4,7 @@
 // may say about them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -36,7 +37,11 @@ struct StrategyInfo {
   std::vector<StrategyOption> options;
 };
 
-/// Every strategy, grid first.
+/// The strategy `auto` picks for a bucket of `configs` configs after pruning: `grid` up to
+/// `auto_grid_max`, else `auto_large_strategy`.
+std::string_view auto_resolve(std::size_t configs);
+
+/// Every strategy: auto (the default) first, then grid.
 const std::vector<StrategyInfo>& strategies();
 /// The strategy named `name`, or nullptr.
 const StrategyInfo* find_strategy(std::string_view name);
@@ -45,9 +50,20 @@ const StrategyInfo* find_strategy(std::string_view name);
 /// afford to wait for, short of one that never ends.
 inline constexpr double default_compile_timeout_s = 600;
 
+/// `[search] strategy = "auto"`, the default: a bucket that keeps at most this many configs
+/// after pruning is searched with `grid` (measuring all of it is cheap and exact), a larger
+/// one with `auto_large_strategy`, the strategy the complete tables of bench/search show best
+/// (docs/search.md "Strategies").
+inline constexpr std::size_t auto_grid_max = 256;
+inline constexpr std::string_view auto_large_strategy = "bayes";
+
 /// `[search]`: the strategy, its settings and the stop rules.
 struct SearchSettings {
-  std::string strategy = "grid";
+  /// The strategy's name (`strategies()`); `auto` until `resolved` picks one for a bucket.
+  std::string strategy = "auto";
+  /// Whether the space named the strategy. A space without one hashes as the spaces of grid
+  /// searches did before `auto` was the default, so their records stay fresh.
+  bool strategy_given = false;
   std::uint64_t seed = 0;                 ///< the random streams of every strategy
   std::optional<std::int64_t> max_evals;  ///< evaluations (measured or adopted, valid or not)
   std::optional<double> budget_s;         ///< wall-clock budget of the search
@@ -55,6 +71,11 @@ struct SearchSettings {
   /// Seconds one candidate's compile may run before it is stopped and the candidate is invalid
   /// (remembered by the kernel cache); default `default_compile_timeout_s`.
   std::optional<double> compile_timeout_s;
+  /// The adaptive compile cap of a search that a budget or a stop rule ends (compile_cap.hpp):
+  /// its floor in seconds (default 10) and its factor on the 90th percentile of the tune's
+  /// valid compiles (default 3; 0: no cap).
+  std::optional<double> compile_cap_floor_s;
+  std::optional<double> compile_cap_factor;
   std::optional<std::int64_t> patience;   ///< stop after this many evaluations without a
                                           ///< better config (not for grid)
   std::map<std::string, double> options;  ///< the strategy's own settings, as the space gave
@@ -72,6 +93,10 @@ struct SearchSettings {
   /// "auto"; unset: nowhere.
   std::optional<std::string> prior;
 
+  /// These settings for a bucket of `configs` configs after pruning: `auto` replaced by the
+  /// strategy it picks there (`auto_resolve`), anything else as it is. The search runs, and its
+  /// log's header names, the resolved strategy; every reader of a log resolves it alike.
+  SearchSettings resolved(std::size_t configs) const;
   /// The setting `name` of the strategy: the space's value, else its default.
   double option(std::string_view name) const;
   /// What shapes the sequence of evaluations: the strategy, its seed and its settings (not the

@@ -89,7 +89,10 @@ std::string Space::meaning_hash(bool stop_rules, bool bench) const {
   }
   j["buckets"] = buckets;
   j["params_as"] = params_as_ == ParamsAs::defines ? "defines" : "constexpr";
-  j["search"] = {{"strategy", search_.strategy}};
+  // A space without a strategy hashes as it did when the default was grid (it is `auto` now,
+  // which searches a bucket of up to auto_grid_max configs by grid), so that the records of
+  // such spaces stay fresh.
+  j["search"] = {{"strategy", search_.strategy_given ? search_.strategy : "grid"}};
   if (stop_rules) {
     j["search"]["budget_s"] = optional_json(search_.budget_s);
     j["search"]["timeout_s"] = optional_json(search_.timeout_s);

@@ -21,9 +21,10 @@
 //   read params and the shape names of every bucket. A config is kept for a bucket when every
 //   prune expression holds, evaluated in declaration order (the first false one stops).
 // - every `require` entry must be in every bucket's pruned space.
-// - [search]: `strategy = "grid"` (the only one so far), `budget_s` and `timeout_s` positive
-//   numbers. [bench]: `warmup_ms` >= 0, `rep_ms` > 0, 1 <= `min_reps` <= `max_reps`,
-//   `clear_l2` a boolean. `params_as` is "defines" (the default) or "constexpr".
+// - [search]: `strategy` (search_settings.hpp: `auto`, the default, `grid`, `random`, `anneal`,
+//   `bayes`) and its settings, `budget_s` and `timeout_s` positive numbers. [bench]: `warmup_ms` >=
+//   0, `rep_ms` > 0, 1 <= `min_reps` <= `max_reps`, `clear_l2` a boolean. `params_as` is "defines"
+//   (the default) or "constexpr".
 // - [entry]: `template` (a template entry such as `k<{BM}, {LAYOUT}>`, entry_template.hpp,
 //   whose placeholders name params) and `[entry.map.<PARAM>]` tables mapping every value of a
 //   string param to its C++ text (`row = "Layout::Row"`).

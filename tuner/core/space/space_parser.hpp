@@ -112,6 +112,7 @@ struct SpaceParser {
   /// A time from `t[key]` in `unit` (`seconds`, or `milliseconds` at `per_second` 1000), in the
   /// range the CLI gives --timeout and --budget: above 0 (or at least 0 unless `strict`), at
   /// least min_seconds when not 0, at most max_seconds.
+  bool read_cap_factor(const toml::table& t);
   bool time(const toml::table& t, std::string_view table, std::string_view key, bool strict,
             std::string_view unit, double per_second, std::optional<double>& out);
   bool reps(const toml::table& t, std::string_view key, int& out);

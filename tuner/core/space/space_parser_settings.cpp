@@ -72,9 +72,19 @@ bool SpaceParser::time(const toml::table& t, std::string_view table, std::string
 
 // The keys [search] takes: the common ones, then every strategy's own.
 static std::vector<std::string_view> search_keys() {
-  std::vector<std::string_view> keys = {
-      "strategy", "seed",        "max_evals",      "budget_s", "timeout_s",        "patience",
-      "retune",   "prior_top_k", "retune_min_new", "prior",    "compile_timeout_s"};
+  std::vector<std::string_view> keys = {"strategy",
+                                        "seed",
+                                        "max_evals",
+                                        "budget_s",
+                                        "timeout_s",
+                                        "patience",
+                                        "retune",
+                                        "prior_top_k",
+                                        "retune_min_new",
+                                        "prior",
+                                        "compile_timeout_s",
+                                        "compile_cap_floor_s",
+                                        "compile_cap_factor"};
   for (const StrategyInfo& info : strategies())
     for (const StrategyOption& o : info.options)
       if (std::find(keys.begin(), keys.end(), o.name) == keys.end()) keys.push_back(o.name);
@@ -99,6 +109,7 @@ bool SpaceParser::read_search() {
                                       quoted_list(names), did_you_mean(v, names)));
     }
     s.search_.strategy = v;
+    s.search_.strategy_given = true;
   }
   std::optional<std::int64_t> seed;
   std::optional<std::int64_t> top_k;
@@ -114,7 +125,9 @@ bool SpaceParser::read_search() {
   return time(*t, "search", "budget_s", true, "seconds", 1, s.search_.budget_s) &&
          time(*t, "search", "timeout_s", true, "seconds", 1, s.search_.timeout_s) &&
          time(*t, "search", "compile_timeout_s", true, "seconds", 1, s.search_.compile_timeout_s) &&
-         read_strategy(*t);
+         time(*t, "search", "compile_cap_floor_s", false, "seconds", 1,
+              s.search_.compile_cap_floor_s) &&
+         read_cap_factor(*t) && read_strategy(*t);
 }
 
 // `retune` and `prior`: the re-tune's use of what was measured before (docs/search.md
@@ -181,6 +194,20 @@ bool SpaceParser::read_count(const toml::table& t, std::string_view key, std::in
     return error_at(*n, fmt::format("'{}' in [search] must be {}, got {}", key, rule, v));
   out = v;
   return true;
+}
+
+// `compile_cap_factor`: 0 (no cap) or a factor of at least 1 on the percentile (a cap under
+// the typical compile would stop ordinary ones), at most 1000.
+bool SpaceParser::read_cap_factor(const toml::table& t) {
+  std::optional<double>& f = s.search_.compile_cap_factor;
+  if (!number(t, "search", "compile_cap_factor", false, "times the percentile", f)) return false;
+  if (!f || *f == 0 || (*f >= 1 && *f <= 1000)) return true;
+  const double v = *f;
+  f.reset();
+  return error_at(*t.get("compile_cap_factor"),
+                  fmt::format("'compile_cap_factor' in [search] must be 0 (no cap) or a number "
+                              "in [1, 1000], got {:g}",
+                              v));
 }
 
 // The chosen strategy's own settings: each of the right kind and in its range; a setting of

@@ -54,7 +54,9 @@ std::optional<CacheEntry> CandidateStore::lookup_local(const CompileRequest& req
 
 CompileOutcome CandidateStore::get(const CompileRequest& request) const {
   CompileRequest timed = request;
-  timed.timeout_s = compile_timeout_s_;
+  // The request's own timeout (the adaptive compile cap) when it is the shorter.
+  if (!request.timeout_s || (compile_timeout_s_ && *compile_timeout_s_ < *request.timeout_s))
+    timed.timeout_s = compile_timeout_s_;
   std::optional<CacheEntry> local = cache_.lookup(request.key);
   if (local && entry_mismatch(*local, request, EntryOrigin::local)) {
     timed.cached_refused = true;

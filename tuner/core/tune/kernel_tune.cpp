@@ -18,6 +18,7 @@
 #include <tuner/core/record/record.hpp>
 #include <tuner/core/search/autotuner.hpp>
 #include <tuner/core/search/compile_ahead.hpp>
+#include <tuner/core/search/compile_cap.hpp>
 #include <tuner/core/search/overhead.hpp>
 #include <tuner/core/store/candidate_store.hpp>
 #include <tuner/core/store/shared_trials.hpp>
@@ -59,9 +60,21 @@ std::optional<std::string> not_loadable(const CandidateStore& store, const Manif
 // be measured, else why not.
 std::optional<std::string> compile_candidate(const CandidateStore& store, const CacheKeyer& keyer,
                                              const Manifest& manifest, const Config& config,
-                                             const std::string& arch) {
-  const CompileOutcome outcome = store.get(compile_request(manifest, keyer, config, arch));
-  if (outcome.entry.valid()) return std::nullopt;
+                                             const std::string& arch, CompileCap& cap,
+                                             double full_timeout_s) {
+  CompileRequest request = compile_request(manifest, keyer, config, arch);
+  const std::optional<double> limit = cap.cap();
+  if (limit && *limit < full_timeout_s) request.timeout_s = limit;
+  const CompileOutcome outcome = store.get(request);
+  if (outcome.entry.valid()) {
+    if (outcome.compiled && outcome.entry.compile_s) cap.add(*outcome.entry.compile_s);
+    return std::nullopt;
+  }
+  // Stopped short of the compile timeout: by this tune's cap, or an earlier one's whose entry
+  // serves a cap as short (a tune without a cap compiles it again).
+  if (outcome.entry.status == CacheStatus::timed_out && outcome.entry.compile_s &&
+      *outcome.entry.compile_s < full_timeout_s)
+    return compile_slow_reason(*outcome.entry.compile_s, cap.explain());
   return outcome.entry.reason.empty() ? std::string(to_string(outcome.entry.status))
                                       : outcome.entry.reason;
 }
@@ -152,25 +165,36 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
   options.rebuild_hint = fmt::format("cmake --build {} --target {}.runner",
                                      manifest.build_dir.string(), manifest.kernel);
   Supervisor objective(*configs, keys, job.launch, options);
+  const SearchSettings& search = space.search();
+  const double full_timeout_s = search.compile_timeout_s.value_or(default_compile_timeout_s);
   const CandidateStore store(KernelCache(effective_cache_dir(manifest.cache_dir)), job.remote,
-                             manifest.compile_log,
-                             space.search().compile_timeout_s.value_or(default_compile_timeout_s));
+                             manifest.compile_log, full_timeout_s);
   const KernelCache& cache = store.cache();
+  // The adaptive compile cap (compile_cap.hpp) applies to a search that a budget, max_evals or
+  // patience ends; one that measures every candidate compiles every candidate in full.
+  const bool ends_early = job.budget_s || search.budget_s || search.max_evals || search.patience;
+  CompileCap cap({search.compile_cap_floor_s.value_or(CompileCap::Rule{}.floor_s),
+                  ends_early ? search.compile_cap_factor.value_or(CompileCap::Rule{}.factor) : 0});
   std::optional<CompileAhead> ahead;
   if (job.compile_ahead > 0) {
     ahead.emplace(
         configs->size(),
         [&](std::size_t i) {
-          return compile_candidate(store, keyer, manifest, (*configs)[i], job.arch);
+          return compile_candidate(store, keyer, manifest, (*configs)[i], job.arch, cap,
+                                   full_timeout_s);
         },
         job.compile_ahead);
   }
-  objective.skip_when([&](std::size_t i) {
+  objective.skip_when([&](std::size_t i) -> std::optional<std::string> {
+    if (!ahead)
+      return not_loadable(store, manifest,
+                          compile_request(manifest, keyer, (*configs)[i], job.arch));
     // Compile-ahead: a candidate still missing here is waited for (its thread fetches it from
-    // the store or compiles it); a compile it could not finish says why itself.
-    if (ahead && !cache.lookup(keys[i]))
-      if (std::optional<std::string> why = ahead->wait(i)) return why;
-    return not_loadable(store, manifest, compile_request(manifest, keyer, (*configs)[i], job.arch));
+    // the store or compiles it; a compile it could not finish says why itself). One the cache
+    // has is judged as its thread would: a compile an earlier, shorter cap stopped is compiled
+    // again, here.
+    if (!cache.lookup(keys[i])) return ahead->wait(i);
+    return compile_candidate(store, keyer, manifest, (*configs)[i], job.arch, cap, full_timeout_s);
   });
   auto say = [&](const std::string& line) {
     if (job.say) job.say(fmt::format("{}: {}", job.bucket.name, line));
@@ -201,6 +225,20 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
   if (job.prior_log) {
     tuner.prior_log(*job.prior_log);
     tuner.prior_fallbacks(prior_fallbacks(job.build, job.bucket, job.arch));
+  }
+  // Compile-bound (docs/search.md "Compile cost"): with compile-ahead, when fewer than half of
+  // the bucket's candidates are in the kernel cache (the remote store is not asked: a request
+  // per candidate would cost more than the decision is worth), the strategy weighs each
+  // proposal's predicted compile seconds.
+  if (ahead) {
+    std::size_t in_cache = 0;
+    for (const std::string& key : keys)
+      in_cache += cache.lookup(key) ? 1 : 0;
+    const bool bound = 2 * in_cache < keys.size();
+    tuner.compile_bound(bound);
+    say(fmt::format("compile cost: {} ({} of {} candidates in the kernel cache{})",
+                    bound ? "weighed, the tune is compile-bound" : "not weighed", in_cache,
+                    keys.size(), job.remote != nullptr ? "; the remote store is not counted" : ""));
   }
   tuner.on_progress([&](const Progress& p) { say(describe_trial(p)); });
   tuner.on_warning([&](const std::string& w) { say("warning: " + w); });
@@ -262,7 +300,17 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
         "for the compiler",
         ahead->finished(), never, ahead->waited_ms() / 1000));
   }
-  say(fmt::format("strategy: {:.2f} s in propose/tell, the search waited {:.2f} s of it",
+  const auto slow = std::count_if(out->trials.begin(), out->trials.end(), [](const Trial& t) {
+    return t.state.invalid() && is_compile_slow(t.state.invalid()->reason);
+  });
+  if (slow > 0)
+    say(fmt::format("compile cap: {} compiles stopped at {} (logged compile_slow)", slow,
+                    cap.explain()));
+  say(fmt::format("strategy: {}{}, {:.2f} s in propose/tell, the search waited {:.2f} s of it",
+                  out->strategy,
+                  out->strategy_auto ? fmt::format(" (auto: {} for {} configs, grid up to {})",
+                                                   out->strategy, configs->size(), auto_grid_max)
+                                     : "",
                   out->strategy_s, out->strategy_wait_s));
   if (once.shared() > 0)
     say(
@@ -273,115 +321,6 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
     say(fmt::format("{} trials adopted from the remote store, {} shared", shared->adopted(),
                     shared->uploaded()));
   return summarize(job, pruned_hash, *out, objective);
-}
-
-fs::path prior_log_path(const fs::path& dir, const std::string& bucket) {
-  return dir / bucket_file_name(bucket, ".prior.jsonl");
-}
-
-namespace {
-
-// How far apart two buckets' shapes are: per value, the distance of the log2 of two positive
-// ints, else 0 when equal and 4 when not; a value only one has counts 4.
-double shape_distance(const Shape& a, const Shape& b) {
-  double d = 0;
-  // Lambdas capture `key`, not the binding: clang 14 (the fuzz preset) cannot capture one.
-  for (const auto& [name, v] : a) {
-    const std::string& key = name;
-    auto it = std::find_if(b.begin(), b.end(), [&](const auto& p) { return p.first == key; });
-    if (it == b.end()) {
-      d += 4;
-    } else if (v.is_int() && it->second.is_int() && v.as_int() > 0 && it->second.as_int() > 0) {
-      d += std::abs(std::log2(static_cast<double>(v.as_int())) -
-                    std::log2(static_cast<double>(it->second.as_int())));
-    } else if (!(v == it->second)) {
-      d += 4;
-    }
-  }
-  for (const auto& entry : b)
-    if (std::none_of(a.begin(), a.end(), [&](const auto& p) { return p.first == entry.first; }))
-      d += 4;
-  return d;
-}
-
-}  // namespace
-
-std::vector<fs::path> prior_fallbacks(const KernelBuild& build, const Bucket& bucket,
-                                      const std::string& arch) {
-  const std::optional<std::string>& want = build.space.search().prior;
-  std::vector<fs::path> out;
-  if (!want) return out;
-  const fs::path& root = build.manifest.log_dir;
-  auto both = [&](const fs::path& dir, const std::string& b) {
-    out.push_back(dir / bucket_file_name(b, ".trials.jsonl"));
-    out.push_back(dir / bucket_file_name(b, ".prior.jsonl"));
-  };
-  if (want->starts_with("bucket:")) {
-    both(root / arch, want->substr(7));
-  } else if (want->starts_with("arch:")) {
-    both(root / want->substr(5), bucket.name);
-  } else {  // auto: the same bucket on another arch, then the nearest other bucket here
-    std::vector<std::string> archs;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(root, ec))
-      if (e.is_directory(ec) && e.path().filename().string().starts_with("sm_") &&
-          e.path().filename() != arch)
-        archs.push_back(e.path().filename().string());
-    std::sort(archs.begin(), archs.end());
-    for (const std::string& a : archs)
-      both(root / a, bucket.name);
-    std::vector<std::pair<double, std::size_t>> near;
-    const std::vector<Bucket>& buckets = build.space.buckets();
-    for (std::size_t i = 0; i < buckets.size(); ++i)
-      if (buckets[i].name != bucket.name)
-        near.emplace_back(shape_distance(bucket.shape, buckets[i].shape), i);
-    std::stable_sort(near.begin(), near.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
-    for (const auto& [d, i] : near)
-      both(root / arch, buckets[i].name);
-  }
-  return out;
-}
-
-LogHeader bucket_log_header(const KernelBuild& build, const Bucket& bucket, const std::string& arch,
-                            const CacheKeyer& keyer) {
-  LogHeader h;
-  h.tuner = build.manifest.kernel + "/" + bucket.name;
-  h.space_hash = Space::pruned_space_hash(build.space.configs(bucket).value());
-  h.arch = arch;
-  h.source_hash = source_hash(build.manifest);
-  h.toolchain = keyer.toolchain();
-  const BuildIdentity identity = keyer.identity(arch);
-  h.identity = identity.digest();
-  h.identity_inputs = to_json(identity);
-  h.search = build.space.search().identity();
-  return h;
-}
-
-std::optional<Prior> available_prior(const KernelBuild& build, const Bucket& bucket,
-                                     const std::string& arch) {
-  const fs::path dir = build.manifest.log_dir / arch;
-  const std::string tuner = build.manifest.kernel + "/" + bucket.name;
-  // The bucket's log, when the re-tune sets it aside: the same judgement as the tune's
-  // (judge_log); then, with the same checks as the run's (SearchRun::load_prior), the bucket's
-  // prior and the fallbacks, none of which may be the log a re-tune writes.
-  const fs::path log = dir / bucket_file_name(bucket.name, ".trials.jsonl");
-  std::error_code ec;
-  if (fs::is_regular_file(log, ec))
-    if (result<LogContents> logged = read_log(log)) {
-      const CacheKeyer keyer(build.manifest, build.space);
-      if (judge_log(logged->header, bucket_log_header(build, bucket, arch, keyer)).fate ==
-          LogFate::prior)
-        if (result<Prior> p = read_prior(log, tuner, false, false)) return std::move(*p);
-    }
-  std::vector<std::pair<fs::path, bool>> candidates = {{prior_log_path(dir, bucket.name), false}};
-  for (fs::path& p : prior_fallbacks(build, bucket, arch))
-    candidates.emplace_back(std::move(p), true);
-  for (const auto& [path, any_bucket] : candidates) {
-    if (prior_absent(path)) continue;
-    if (result<Prior> p = read_prior(path, tuner, any_bucket, false, log)) return std::move(*p);
-  }
-  return std::nullopt;
 }
 
 std::vector<std::string> worker_command(const Manifest& manifest, const std::string& bucket,
