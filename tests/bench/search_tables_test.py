@@ -32,6 +32,7 @@ TABLES = {
     "stencil.v2.n_4096.jsonl.gz": (search / "stencil" / "stencil.toml", "n=4096"),
     "gemm_full.v2.skinny.jsonl.gz": (search / "gemm_full.toml", "skinny"),
     "gemm_full.v2.square.jsonl.gz": (search / "gemm_full.toml", "square"),
+    "histogram.bins_1024.jsonl.gz": (search / "histogram" / "histogram.toml", "bins=1024"),
 }
 
 shutil.rmtree(args.work, ignore_errors=True)
