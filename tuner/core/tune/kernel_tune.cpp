@@ -13,6 +13,7 @@
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/build/cache_key.hpp>
+#include <tuner/core/build/compiler_launcher.hpp>
 #include <tuner/core/build/kernel_cache.hpp>
 #include <tuner/core/build/toolchain.hpp>
 #include <tuner/core/record/record.hpp>
@@ -154,7 +155,8 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
   Supervisor objective(*configs, keys, job.launch, options);
   const CandidateStore store(KernelCache(effective_cache_dir(manifest.cache_dir)), job.remote,
                              manifest.compile_log,
-                             space.search().compile_timeout_s.value_or(default_compile_timeout_s));
+                             space.search().compile_timeout_s.value_or(default_compile_timeout_s),
+                             compiler_launcher(manifest));
   const KernelCache& cache = store.cache();
   std::optional<CompileAhead> ahead;
   if (job.compile_ahead > 0) {
