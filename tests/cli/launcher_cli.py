@@ -54,12 +54,7 @@ echo "$start $(date +%s.%N) ${SLURM_JOB_ID:-none} $out" >> "$(dirname "$0")/comp
 
 def stand_in_cuda(bin_dir):
     """Writes STAND_IN_NVCC as `nvcc` and `ptxas` into `bin_dir`; returns the nvcc path."""
-    bin_dir = Path(bin_dir)
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    for tool in ["nvcc", "ptxas"]:
-        (bin_dir / tool).write_text(STAND_IN_NVCC)
-        (bin_dir / tool).chmod(0o755)
-    return bin_dir / "nvcc"
+    return clitest.fake_cuda(bin_dir, STAND_IN_NVCC)
 
 
 def saxpy_project(top, nvcc, runner=RUNNER):

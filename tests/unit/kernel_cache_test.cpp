@@ -546,13 +546,12 @@ TEST(KernelCacheTest, ALauncherThatFailsItselfIsNotCachedAsAFailure) {
   TempDir tmp;
   const KernelCache cache(tmp.path() / "cache");
   const fs::path log = tmp.path() / "compile.log";
-  const fs::path nvcc = fake_compiler(tmp.path(), ptxas_13, "CUBIN-BYTES", 0);
   // Slurm had no node for it: the compiler never ran, the verdict is not the candidate's.
   const fs::path srun = script_compiler(
       tmp.path(), "srun",
       "echo 'srun: error: Unable to allocate resources: Invalid partition name specified'\n"
       "exit 1\n");
-  CompileRequest r = request_for(nvcc, "keyF");
+  CompileRequest r = request_for(tmp.path() / "never-run-nvcc.sh", "keyF");
   r.launcher = {{srun.string(), "--partition=cpu"}, "TUNE_COMPILER_LAUNCHER"};
   const CompileOutcome out = compile_into_cache(cache, r, log);
   EXPECT_EQ(out.entry.status, CacheStatus::failed);
