@@ -51,7 +51,16 @@ Cache variables
 ``TUNE_WARM_JOBS``
   How many candidates ``warm`` compiles at once (a Ninja job pool); default: the number of
   logical cores. Also the most compiles ``tune.<name>`` runs ahead of its measurements on one
-  GPU (there at most the cores but one).
+  GPU (there at most the cores but one, unless the compiles go through a compiler launcher,
+  which may run them elsewhere: then ``TUNE_WARM_JOBS`` at once).
+
+``CMAKE_CUDA_COMPILER_LAUNCHER`` (CMake's own variable)
+  What runs each compile of a candidate, put in front of nvcc (``ccache``, ``sccache``,
+  ``icecc``, ``srun;--partition=cpu``), for ``warm`` and the compiles ``tune.<name>`` runs
+  ahead. Read at configure time into the manifest; without the variable, the environment
+  variable of the same name. It is no input of the cache key: it changes where a compile
+  runs, not its output. ``TUNE_COMPILER_LAUNCHER`` in the environment overrides it at run
+  time (``off`` for none). See docs/scaling.md "Compiling elsewhere".
 
 ``TUNE_TUNER_EXECUTABLE``
   A ``tuner`` executable to use at configure time (reading spaces) and at build time (warm,

@@ -58,6 +58,7 @@ set(_tune_public_core_headers
   base/safe_file.hpp
   base/text.hpp
   build/cache_key.hpp
+  build/compiler_launcher.hpp
   build/elf_symbols.hpp
   build/identical_binaries.hpp
   build/kernel_build.hpp

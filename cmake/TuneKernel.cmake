@@ -753,6 +753,15 @@ function(tune_add_kernel name)
   _tune_json_array(j_harness ${harness})
   _tune_json(j_tool "${tool}")
   _tune_json(j_remote "${TUNE_REMOTE_STORE}")
+  # What CMake puts in front of nvcc runs warm's and compile-ahead's compiles too (ccache,
+  # sccache, icecc, srun ...). CMake sets the variable from the environment variable of the same
+  # name only where the CUDA language is enabled; a project without it gets the environment's.
+  if(DEFINED CMAKE_CUDA_COMPILER_LAUNCHER)
+    set(launcher "${CMAKE_CUDA_COMPILER_LAUNCHER}")
+  else()
+    set(launcher "$ENV{CMAKE_CUDA_COMPILER_LAUNCHER}")
+  endif()
+  _tune_json_array(j_launcher ${launcher})
   _tune_add_runner("${name}" j_runner "${names_dir}" ${harness})
   # The runner (cmake/TuneRunner.cmake) is named through $<TARGET_FILE>, when there is one.
   # One manifest serves every configuration of a multi-config generator: the runner's path is
@@ -774,6 +783,7 @@ function(tune_add_kernel name)
   \"definitions\": ${def_json},
   \"compile_options\": ${j_options},
   \"nvcc\": ${j_nvcc},
+  \"compiler_launcher\": ${j_launcher},
   \"host_compiler\": ${j_host},
   \"cache_dir\": ${j_cache},
   \"log_dir\": ${j_logdir},

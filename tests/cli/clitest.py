@@ -99,12 +99,13 @@ printf 'cubin for %s' "$*" | sha256sum > "$out"
 """
 
 
-def fake_cuda(bin_dir):
-    """Writes FAKE_NVCC as `nvcc` and `ptxas` into `bin_dir` (created); returns the nvcc path."""
+def fake_cuda(bin_dir, script=FAKE_NVCC):
+    """Writes `script` (default FAKE_NVCC) as `nvcc` and `ptxas` into `bin_dir` (created);
+    returns the nvcc path."""
     bin_dir = Path(bin_dir)
     bin_dir.mkdir(parents=True, exist_ok=True)
     for tool in ["nvcc", "ptxas"]:
-        (bin_dir / tool).write_text(FAKE_NVCC)
+        (bin_dir / tool).write_text(script)
         (bin_dir / tool).chmod(0o755)
     return bin_dir / "nvcc"
 

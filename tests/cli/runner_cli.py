@@ -719,6 +719,16 @@ class RunnerCli(unittest.TestCase):
         state, error = self.state_of(32)
         self.assertEqual(state, "invalid")
         self.assertIn("not compiled: run the warm target", error)
+        # Through a compiler launcher the compiles may run elsewhere: the warm gets as many jobs
+        # as --compile-jobs asks (Ninja's default would be this host's cores).
+        self.record.write_text("old record\n")
+        shutil.rmtree(self.logdir / "sm_90")
+        r = subprocess.run([*tune, "--warm-first", "--compile-jobs", "48"], capture_output=True,
+                           text=True, env=self.env(FAKE_TAME=1, TUNE_COMPILER_LAUNCHER="srun"),
+                           timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual((self.dir / "cmake_calls.txt").read_text().splitlines()[-1].split()[-4:],
+                         ["--target", "warm.saxpy.sm_90", "--parallel", "48"])
 
     def test_compile_ahead_takes_what_the_remote_store_has_instead_of_compiling(self):
         # The store (a directory) has BLOCK=32's entry, built elsewhere: compile-ahead fetches

@@ -247,6 +247,33 @@ class WarmTest(unittest.TestCase):
         self.assertEqual(listed.stdout, "BLOCK=64,SHARED_KIB=1\nBLOCK=128,SHARED_KIB=1\n"
                                         "BLOCK=256,SHARED_KIB=1\nBLOCK=256,SHARED_KIB=64\n")
 
+    def test_12_a_compiler_launcher_runs_every_compile_under_the_keys_of_a_build_without(self):
+        # CMAKE_CUDA_COMPILER_LAUNCHER (a CMake list) goes into the manifest, and every warm step
+        # compiles through it; it is no input of the key: the entries are the ones this test's
+        # tree (no launcher) compiled from the same sources.
+        other = Project("warm-launcher")
+        launcher = other.root / "launch.sh"
+        launched = other.root / "launched.txt"
+        launcher.write_text(f'#!/bin/sh\n[ "$1" = "--via" ] && shift\necho "$@" >> {launched}\n'
+                            'exec "$@"\n')
+        launcher.chmod(0o755)
+        configure = other.configure("-DTUNE_ARCH=sm_90",
+                                    f"-DCMAKE_CUDA_COMPILER_LAUNCHER={launcher};--via")
+        self.assertEqual(configure.rc, 0, configure)
+        m = json.loads(other.manifest("scale").read_text())
+        self.assertEqual(m["compiler_launcher"], [str(launcher), "--via"])
+        warm = other.build_target("warm")
+        self.assertEqual(warm.rc, 0, warm)
+        lines = launched.read_text().splitlines()
+        self.assertEqual(len(lines), 8, lines)  # scale's 4 and fill's 4, each through it
+        self.assertTrue(all(" -cubin " in line for line in lines), lines)
+        mine = {p.stem: json.loads(p.read_text())["status"]
+                for p in (other.build / "tune" / "cache").glob("*.json")}
+        theirs = {p.stem: json.loads(p.read_text())["status"]
+                  for p in (self.p.build / "tune" / "cache").glob("*.json")}
+        self.assertEqual(len(mine), 8)
+        self.assertEqual({k: theirs.get(k) for k in mine}, mine)
+
     def test_11_all_builds_none_of_tune_s_own_targets(self):
         # Build steps run TUNE_TUNER_EXECUTABLE (or the host tool): `all` of a consumer that
         # adds tune with add_subdirectory compiles neither the in-tree tuner nor tune_core.

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """A single-node Slurm for the tests, in a folder of the build tree, on loopback, as the user who
 runs ctest: its own munge key and socket, its own slurm.conf (free ports, one node with one
-'gpu' that is /dev/null: the jobs run the CPU fake worker), its own state, spool and logs.
+'gpu' that is /dev/null: the jobs run the CPU fake worker), its own state, spool and logs. Two
+partitions: 'tune' (the default, for the GPU jobs) and 'cpu', where each core takes up to 8 jobs
+at once: the compiles a compiler launcher (`srun --partition=cpu`) sends there, more at once
+than this host has cores.
 
   slurm_cluster.py start <dir>   start munged, slurmctld and slurmd; wait for the node
   slurm_cluster.py stop <dir>    stop them (by the pid files this script wrote)
@@ -101,6 +104,7 @@ GresTypes=gpu
 MinJobAge=600
 NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=1000 Gres=gpu:1 State=UNKNOWN
 PartitionName=tune Nodes={host} Default=YES MaxTime=INFINITE State=UP
+PartitionName=cpu Nodes={host} MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
 """)
     (d / "gres.conf").write_text(f"AutoDetect=off\nNodeName={host} Name=gpu File=/dev/null\n")
     env = dict(os.environ, SLURM_CONF=str(conf))

@@ -302,6 +302,26 @@ TEST_F(CacheKeyTest, IndependentOfTheHostCompiler) {
             CacheKeyer(clang, ParamsAs::defines, fingerprint).keyed_argv(config, "sm_90"));
 }
 
+TEST_F(CacheKeyTest, IndependentOfTheCompilerLauncher) {
+  // ccache, or srun sending the compile to a CPU node: where and how a compile runs, not what
+  // it produces. Neither the key, the keyed argv, nor the build identity sees it.
+  Manifest launched = manifest();
+  launched.compiler_launcher = {"srun", "--partition=cpu", "--quiet"};
+  Manifest cached = manifest();
+  cached.compiler_launcher = {"/usr/bin/ccache"};
+  EXPECT_EQ(key(launched), key(manifest()));
+  EXPECT_EQ(key(cached), key(manifest()));
+  const CacheKeyer with(launched, ParamsAs::defines, fingerprint);
+  const CacheKeyer without(manifest(), ParamsAs::defines, fingerprint);
+  EXPECT_EQ(with.keyed_argv(config, "sm_90"), without.keyed_argv(config, "sm_90"));
+  EXPECT_EQ(with.identity("sm_90").digest(), without.identity("sm_90").digest());
+  EXPECT_EQ(with.key(config, "sm_90").inputs, without.key(config, "sm_90").inputs);
+  // The command warm runs is the compiler's own: the launcher goes in front only when the
+  // candidate store runs it (compile_into_cache).
+  EXPECT_EQ(with.compile_command(config, "sm_90", "/tmp/o.cubin").argv,
+            without.compile_command(config, "sm_90", "/tmp/o.cubin").argv);
+}
+
 TEST_F(CacheKeyTest, SystemAndToolkitPrefixes) {
   fs::path nvcc = toolkit / "bin/nvcc";
   EXPECT_TRUE(is_toolchain_or_system_path(toolkit / "include/cuda_fp16.h", nvcc));

@@ -518,6 +518,81 @@ TEST(KernelCacheTest, MissingCompilerIsAnEnvironmentError) {
   EXPECT_EQ(cache.lookup("key6"), std::nullopt);
 }
 
+TEST(KernelCacheTest, ALauncherRunsTheCompilerAndStaysOutOfTheEntry) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path() / "cache");
+  const fs::path log = tmp.path() / "compile.log";
+  const fs::path nvcc = fake_compiler(tmp.path(), ptxas_13, "CUBIN-BYTES", 0);
+  // Notes what it got, drops its own option and runs the rest.
+  const fs::path launcher = script_compiler(
+      tmp.path(), "launch",
+      "echo \"$@\" > '" + (tmp.path() / "launched").string() + "'\nshift\nexec \"$@\"\n");
+  CompileRequest r = request_for(nvcc, "keyL");
+  r.launcher = {{launcher.string(), "--partition=cpu"}, "TUNE_COMPILER_LAUNCHER"};
+  const CompileOutcome out = compile_into_cache(cache, r, log);
+  EXPECT_TRUE(out.compiled);
+  EXPECT_EQ(out.entry.status, CacheStatus::ok);
+  // The launcher got its own arguments, then the compiler's command as it is.
+  EXPECT_EQ(read_text(tmp.path() / "launched").rfind("--partition=cpu /bin/sh " + nvcc.string(), 0),
+            0u);
+  // The entry is the one a compile without it writes: the keyed argv, the same cubin.
+  EXPECT_EQ(out.entry.argv, request_for(nvcc, "keyL").argv_keyed);
+  const CompileOutcome plain =
+      compile_into_cache(KernelCache(tmp.path() / "plain"), request_for(nvcc, "keyL"), log);
+  EXPECT_EQ(out.entry.cubin_sha256, plain.entry.cubin_sha256);
+}
+
+TEST(KernelCacheTest, ALauncherThatFailsItselfIsNotCachedAsAFailure) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path() / "cache");
+  const fs::path log = tmp.path() / "compile.log";
+  // Slurm had no node for it: the compiler never ran, the verdict is not the candidate's.
+  const fs::path srun = script_compiler(
+      tmp.path(), "srun",
+      "echo 'srun: error: Unable to allocate resources: Invalid partition name specified'\n"
+      "exit 1\n");
+  CompileRequest r = request_for(tmp.path() / "never-run-nvcc.sh", "keyF");
+  r.launcher = {{srun.string(), "--partition=cpu"}, "TUNE_COMPILER_LAUNCHER"};
+  const CompileOutcome out = compile_into_cache(cache, r, log);
+  EXPECT_EQ(out.entry.status, CacheStatus::failed);
+  EXPECT_EQ(out.entry.reason,
+            "the compiler exited with status 1: srun: error: Unable to allocate resources: "
+            "Invalid partition name specified (not cached: the next warm compiles it again)");
+  EXPECT_EQ(cache.lookup("keyF"), std::nullopt);
+
+  // The compiler's own error through the launcher (which then says the task failed) is the
+  // candidate's verdict, cached as without a launcher.
+  const fs::path bad =
+      fake_compiler(tmp.path(), "k.cu(3): error: identifier \"x\" is undefined\n", "", 2);
+  const fs::path relay = script_compiler(
+      tmp.path(), "srun",
+      "\"$@\"\ns=$?\necho \"srun: error: node1: task 0: Exited with exit code $s\"\n"
+      "exit $s\n");
+  CompileRequest failing = request_for(bad, "keyG");
+  failing.launcher = {{relay.string()}, "CMAKE_CUDA_COMPILER_LAUNCHER"};
+  const CompileOutcome verdict = compile_into_cache(cache, failing, log);
+  EXPECT_EQ(verdict.entry.reason,
+            "the compiler exited with status 2: k.cu(3): error: identifier \"x\" is undefined");
+  ASSERT_TRUE(cache.lookup("keyG"));
+  EXPECT_EQ(cache.lookup("keyG")->status, CacheStatus::failed);
+}
+
+TEST(KernelCacheTest, ALauncherThatCannotStartIsAnEnvironmentErrorNamingIt) {
+  TempDir tmp;
+  const KernelCache cache(tmp.path() / "cache");
+  CompileRequest r = request_for(fake_compiler(tmp.path(), ptxas_13, "CUBIN", 0), "keyM");
+  r.launcher = {{"/nonexistent/srun", "-p", "cpu"}, "TUNE_COMPILER_LAUNCHER"};
+  try {
+    compile_into_cache(cache, r, tmp.path() / "log");
+    FAIL() << "expected tune::error";
+  } catch (const error& e) {
+    EXPECT_STREQ(e.what(),
+                 "the compiler launcher '/nonexistent/srun -p cpu' (TUNE_COMPILER_LAUNCHER): "
+                 "cannot run '/nonexistent/srun': No such file or directory");
+  }
+  EXPECT_EQ(cache.lookup("keyM"), std::nullopt);
+}
+
 TEST(KernelCacheTest, DepfileEscapesSpacesHashAndDollar) {
   EXPECT_EQ(make_depfile("/b/c-1.stamp", {"/src/k.cu", "/src/my dir/t#1.cuh", "/src/$x.h"}),
             "/b/c-1.stamp: \\\n  /src/k.cu \\\n  /src/my\\ dir/t\\#1.cuh \\\n  /src/$$x.h\n");

@@ -20,6 +20,7 @@ const char* full_manifest = R"({
   "definitions": ["USE_FAST=1"],
   "compile_options": ["-lineinfo"],
   "nvcc": "/usr/local/cuda/bin/nvcc",
+  "compiler_launcher": ["srun", "--partition=cpu"],
   "host_compiler": "GNU 12.2.0",
   "cache_dir": "/src/build/tune/cache",
   "log_dir": "/src/build/tune/gemm",
@@ -44,6 +45,7 @@ TEST(ManifestTest, ReadsEveryField) {
   EXPECT_EQ(m.definitions, (std::vector<std::string>{"USE_FAST=1"}));
   EXPECT_EQ(m.compile_options, (std::vector<std::string>{"-lineinfo"}));
   EXPECT_EQ(m.nvcc, "/usr/local/cuda/bin/nvcc");
+  EXPECT_EQ(m.compiler_launcher, (std::vector<std::string>{"srun", "--partition=cpu"}));
   EXPECT_EQ(m.host_compiler, "GNU 12.2.0");
   EXPECT_EQ(m.cache_dir, "/src/build/tune/cache");
   EXPECT_EQ(m.log_dir, "/src/build/tune/gemm");
@@ -74,6 +76,7 @@ TEST(ManifestTest, DefaultsAndRelativePaths) {
   EXPECT_EQ(m.log_dir, "/p/out/tune/k");
   EXPECT_EQ(m.compile_log, "/p/out/tune/compile.log");
   EXPECT_TRUE(m.include_directories.empty());
+  EXPECT_TRUE(m.compiler_launcher.empty());
   EXPECT_EQ(m.host_compiler, "");
 }
 
@@ -108,6 +111,15 @@ TEST(ManifestTest, WrongTypes) {
   j["sources"] = {1};
   EXPECT_EQ(error_of(j.dump()),
             "m.json: error: field 'sources' must be an array of strings, got element 1");
+  j = base();
+  j["compiler_launcher"] = "srun -p cpu";
+  EXPECT_EQ(error_of(j.dump()),
+            "m.json: error: field 'compiler_launcher' must be an array of strings, got \"srun -p "
+            "cpu\"");
+  j = base();
+  j["compiler_launcher"] = {"srun", ""};
+  EXPECT_EQ(error_of(j.dump()),
+            "m.json: error: field 'compiler_launcher' must not hold an empty argument");
 }
 
 TEST(ManifestTest, SchemaVersion) {

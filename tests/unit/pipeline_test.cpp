@@ -327,6 +327,21 @@ TEST(PipelineTest, CompileJobsAreTheCoresButOneCappedByTheBuildAndSetByTheEnviro
   ::unsetenv("TUNE_COMPILE_JOBS");
 }
 
+TEST(PipelineTest, ThroughALauncherTheCompileJobsAskedForAreNotCappedByTheCores) {
+  // A launcher (srun, icecream) may run the compiles on other hosts: --compile-jobs (the
+  // build's TUNE_WARM_JOBS) is then the number, whatever this host's cores.
+  ::unsetenv("TUNE_COMPILE_JOBS");
+  const unsigned cores = std::thread::hardware_concurrency();
+  const int all = static_cast<int>(cores > 1 ? cores - 1 : 1);
+  EXPECT_EQ(compile_ahead_jobs(all + 10, true), all + 10);
+  EXPECT_EQ(compile_ahead_jobs(1024, true), 1024);
+  EXPECT_EQ(compile_ahead_jobs(1, true), 1);
+  EXPECT_EQ(compile_ahead_jobs(std::nullopt, true), all);  // nothing asked: the cores but one
+  ::setenv("TUNE_COMPILE_JOBS", "3", 1);
+  EXPECT_EQ(compile_ahead_jobs(64, true), 3);  // the environment overrides, as without one
+  ::unsetenv("TUNE_COMPILE_JOBS");
+}
+
 TEST(PipelineTest, TheQuickPresetShortensTheSearchOnly) {
   BenchSettings full;
   EXPECT_EQ(search_bench(full).rep_ms, 100);

@@ -21,6 +21,7 @@
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/result.hpp>
+#include <tuner/core/build/compiler_launcher.hpp>
 #include <tuner/core/record/verify.hpp>
 #include <tuner/core/record/winners.hpp>
 #include <tuner/core/record/winners_header.hpp>
@@ -225,7 +226,8 @@ int run_embed(const EmbedOptions& opt) {
   const Manifest& m = build->manifest;
   const Space& space = build->space;
   const CacheKeyer keyer(m, space);
-  const CandidateStore store(KernelCache(effective_cache_dir(m.cache_dir)), nullptr, m.compile_log);
+  const CandidateStore store(KernelCache(effective_cache_dir(m.cache_dir)), nullptr, m.compile_log,
+                             std::nullopt, compiler_launcher(m));
   const std::optional<Config> incumbent =
       space.require().empty() ? std::nullopt : std::optional<Config>(space.require().front());
 

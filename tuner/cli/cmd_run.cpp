@@ -39,6 +39,7 @@
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
+#include <tuner/core/build/compiler_launcher.hpp>
 #include <tuner/core/build/toolchain.hpp>
 #include <tuner/core/process/stop_signals.hpp>
 #include <tuner/core/record/bucket_result.hpp>
@@ -80,7 +81,13 @@ BucketOutcome tune_one(const KernelBuild& build, const RunOptions& opt, const st
                  say,
                  opt.store,
                  !opt.no_remote_trials};
-  if (opt.compile_ahead) job.compile_ahead = compile_ahead_jobs(opt.compile_jobs);
+  if (opt.compile_ahead) {
+    const CompilerLauncher launcher = compiler_launcher(manifest);
+    job.compile_ahead = compile_ahead_jobs(opt.compile_jobs, !launcher.empty());
+    fmt::print(stderr, "tuner run: compiling ahead, {} at once {}\n", job.compile_ahead,
+               launcher.empty() ? std::string("on this host")
+                                : "through the compiler launcher " + launcher.describe());
+  }
   job.prior_log = prior_log_path(log.parent_path(), bucket.name);
   try {
     result<BucketResult> r = tune_bucket(job);
@@ -348,9 +355,11 @@ void add_run_command(CLI::App& app, Run& run) {
   sub->add_flag("--compile-ahead", opt->compile_ahead,
                 "compile candidates missing from the kernel cache on this host's cores ahead of "
                 "the measuring worker (TUNE_COMPILE_JOBS threads, default: the cores but one) "
-                "instead of counting them not compiled");
+                "instead of counting them not compiled; through TUNE_COMPILER_LAUNCHER, else the "
+                "build's CMAKE_CUDA_COMPILER_LAUNCHER, when there is one");
   sub->add_option("--compile-jobs", opt->compile_jobs,
-                  "with --compile-ahead: at most this many compiles at once")
+                  "with --compile-ahead: at most this many compiles at once (through a compiler "
+                  "launcher: this many, even past this host's cores)")
       ->check(whole_number(1, max_jobs));
   sub->add_flag("--json", opt->json,
                 "print each record's state and winners as JSON on stdout (other lines go to "

@@ -24,9 +24,11 @@
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/json_text.hpp>
+#include <tuner/core/build/compiler_launcher.hpp>
 #include <tuner/core/process/stop_signals.hpp>
 #include <tuner/core/process/subprocess.hpp>
 #include <tuner/core/record/verify.hpp>
+#include <tuner/core/search/compile_ahead.hpp>
 
 namespace tune::cli {
 namespace {
@@ -150,8 +152,14 @@ int run_tune_text(const TuneOptions& opt, std::vector<std::string>& stale_out) {
     } else {
       fmt::print(stderr, "{}: warming '{}' for {}\n", target, manifest.kernel, arch);
       std::fflush(stderr);
-      rc = attached({cmake, "--build", manifest.build_dir.string(), "--target",
-                     fmt::format("warm.{}.{}", manifest.kernel, arch)});
+      std::vector<std::string> warm = {cmake, "--build", manifest.build_dir.string(), "--target",
+                                       fmt::format("warm.{}.{}", manifest.kernel, arch)};
+      // Through a launcher the compiles may run elsewhere: as many at once as compile-ahead
+      // would run, past Ninja's default of this host's cores (the tune_warm pool still caps).
+      if (!compiler_launcher(manifest).empty())
+        warm.insert(warm.end(), {"--parallel", std::to_string(compile_ahead_jobs(
+                                                   opt.compile_jobs, /*launched=*/true))});
+      rc = attached(warm);
     }
     if (rc != 0) {
       fmt::print(stderr, "{}: error: warming '{}' for {} failed (exit status {})\n", target,
@@ -227,7 +235,8 @@ void add_tune_command(CLI::App& app, Run& run) {
                 "measuring worker, overlapping the compiles with the measurements");
   sub->add_option("--compile-jobs", opt->compile_jobs,
                   "at most this many compiles ahead at once (the tune target passes "
-                  "TUNE_WARM_JOBS; TUNE_COMPILE_JOBS overrides; default: the cores but one)")
+                  "TUNE_WARM_JOBS; TUNE_COMPILE_JOBS overrides; default: the cores but one); "
+                  "through a compiler launcher this many, even past this host's cores")
       ->check(whole_number(1, max_jobs));
   sub->add_flag("--json", opt->json,
                 "print each record's state and winners as JSON on stdout (other lines go to "

@@ -33,6 +33,7 @@
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/build/cache_key.hpp>
+#include <tuner/core/build/compiler_launcher.hpp>
 #include <tuner/core/build/identical_binaries.hpp>
 #include <tuner/core/build/kernel_build.hpp>
 #include <tuner/core/build/kernel_cache.hpp>
@@ -332,7 +333,8 @@ int run_warm(const WarmOptions& opt) {
       opt.remote, manifest.remote_store, cache.dir(),
       [](const std::string& w) { fmt::print(stderr, "tuner warm: warning: {}\n", w); });
   const CandidateStore store(cache, remote.get(), manifest.compile_log,
-                             space.search().compile_timeout_s.value_or(default_compile_timeout_s));
+                             space.search().compile_timeout_s.value_or(default_compile_timeout_s),
+                             compiler_launcher(manifest));
 
   int compiled = 0;
   int downloaded = 0;

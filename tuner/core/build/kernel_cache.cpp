@@ -389,7 +389,7 @@ CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest
   // A stop request (SIGINT, SIGTERM) kills the compile at once: killed, it is not cached.
   options.stop = [] { return StopSignals::received() != 0; };
   const auto started = std::chrono::steady_clock::now();
-  const Captured run = run_captured(request.command(out), options);
+  const Captured run = request.launcher.run(request.command(out), options);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   append_compile_log(compile_log, request.key, request.config_id);
@@ -466,9 +466,11 @@ CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest
     entry.status = CacheStatus::ok;
   }
   // A compiler killed by a signal (out of memory, a stop) or whose status was lost has not judged
-  // the source: its failure is this run's, not the candidate's, and is not cached, so that the
-  // next warm or tune compiles it again.
-  if (entry.status == CacheStatus::failed && (run.status.signaled || run.status.code < 0)) {
+  // the source, nor has a launcher that failed itself: the failure is this run's, not the
+  // candidate's, and is not cached, so that the next warm or tune compiles it again.
+  const bool unjudged = run.status.signaled || run.status.code < 0 ||
+                        request.launcher.failed_itself(first_error_line(run.out));
+  if (entry.status == CacheStatus::failed && unjudged) {
     fs::remove(out, ec);
     entry.reason += " (not cached: the next warm compiles it again)";
     return {std::move(entry), true};

@@ -16,6 +16,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/build/compiler_launcher.hpp>
 #include <tuner/core/space/entry_template.hpp>
 
 namespace tune {
@@ -195,6 +196,9 @@ struct CompileRequest {
   bool cached_refused = false;
   /// The argument vector to run, writing the cubin to the given path.
   std::function<std::vector<std::string>(const std::filesystem::path& output)> command;
+  /// What runs the command (ccache, `srun ...`): put in front of it, and in neither the key nor
+  /// the entry's argv. A failure that is the launcher's own is not cached.
+  CompilerLauncher launcher;
 };
 
 /// What `compile_into_cache` did.
@@ -216,8 +220,10 @@ bool entry_serves(const CacheEntry& entry, const CompileRequest& request);
 /// over the limits of `request.arch` (whether or not the compiler then failed, as ptxas itself
 /// refuses static shared memory over 48 KiB), otherwise `failed` when the compiler exits non-zero
 /// or writes no cubin, otherwise `ok`. Every compiler run appends one line to `compile_log`. A
-/// candidate that does not compile is data, not an exception; only a compiler that cannot be
-/// started or a cache that cannot be written throws tune::error.
+/// candidate that does not compile is data, not an exception; only a compiler (or launcher) that
+/// cannot be started or a cache that cannot be written throws tune::error. A failure that did not
+/// judge the source (the compiler killed by a signal, the launcher's own error) is returned but
+/// not cached.
 CompileOutcome compile_into_cache(const KernelCache& cache, const CompileRequest& request,
                                   const std::filesystem::path& compile_log);
 

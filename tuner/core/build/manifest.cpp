@@ -150,6 +150,9 @@ result<Manifest> Manifest::parse(std::string_view json_text, const fs::path& pat
   m.definitions = r.strings("definitions", false, false);
   m.compile_options = r.strings("compile_options", false, false);
   std::string nvcc = r.string("nvcc", true);
+  m.compiler_launcher = r.strings("compiler_launcher", false, false);
+  for (const std::string& word : m.compiler_launcher)
+    if (word.empty()) r.fail("field 'compiler_launcher' must not hold an empty argument");
   m.host_compiler = r.string("host_compiler", false);
   std::string cache_dir = r.string("cache_dir", false);
   std::string log_dir = r.string("log_dir", false);
@@ -242,6 +245,7 @@ nlohmann::json Manifest::to_json() const {
   j["definitions"] = definitions;
   j["compile_options"] = compile_options;
   j["nvcc"] = nvcc.string();
+  if (!compiler_launcher.empty()) j["compiler_launcher"] = compiler_launcher;
   j["host_compiler"] = host_compiler;
   j["cache_dir"] = cache_dir.string();
   j["log_dir"] = log_dir.string();

@@ -43,6 +43,9 @@ struct Manifest {
   std::optional<std::filesystem::path> tuner;   ///< the tuner executable the build uses
   /// The remote store (TUNE_REMOTE_STORE at configure time, docs/store.md); empty for none.
   std::string remote_store;
+  /// What runs each compile, put in front of the compiler's arguments (CMAKE_CUDA_COMPILER_LAUNCHER
+  /// at configure time, compiler_launcher.hpp); empty for none. No input of the cache key.
+  std::vector<std::string> compiler_launcher;
   std::filesystem::path path;  ///< where this manifest was read from (empty when parsed)
 
   /// Reads and validates a manifest. Diagnostics name the file and the field.

@@ -196,13 +196,16 @@ std::size_t pipeline_window(int jobs) {
   return 2 * static_cast<std::size_t>(std::max(1, jobs));
 }
 
-int compile_ahead_jobs(std::optional<int> cap) {
+int compile_ahead_jobs(std::optional<int> jobs, bool launched) {
   if (const auto n = env_whole_number("TUNE_COMPILE_JOBS", 1, max_jobs))
     return static_cast<int>(*n);
+  // A launcher may run the compiles elsewhere: then the number asked for is not this host's to
+  // cap (within the one range of every jobs setting).
+  if (launched && jobs && *jobs > 0) return static_cast<int>(std::min<long>(*jobs, max_jobs));
   // One core stays with the measuring worker, whose host thread queues the launches.
   const unsigned cores = std::thread::hardware_concurrency();
-  const int jobs = static_cast<int>(cores > 1 ? cores - 1 : 1);
-  return cap && *cap > 0 ? std::min(jobs, *cap) : jobs;
+  const int here = static_cast<int>(cores > 1 ? cores - 1 : 1);
+  return jobs && *jobs > 0 ? std::min(here, *jobs) : here;
 }
 
 }  // namespace tune

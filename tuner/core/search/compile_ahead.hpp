@@ -117,9 +117,11 @@ class CompilePipeline : public ForwardingObjective {
 /// again, so that a compile can start as soon as one ends while the GPU measures.
 std::size_t pipeline_window(int jobs);
 
-/// The number of compile-ahead threads: `TUNE_COMPILE_JOBS` when set to a positive number,
-/// else the host's cores but one (the measuring worker keeps one), at most `cap` when given
-/// (the build's TUNE_WARM_JOBS, which `tuner tune` passes).
-int compile_ahead_jobs(std::optional<int> cap = std::nullopt);
+/// The number of compile-ahead threads: `TUNE_COMPILE_JOBS` when set to a positive number;
+/// else, when the compiles go through a compiler launcher (`launched`; it may run them on other
+/// hosts: srun, icecream, sccache), `jobs` as it is, not capped by this host's cores; else the
+/// host's cores but one (the measuring worker keeps one), at most `jobs`. `jobs` is --compile-jobs
+/// (the build's TUNE_WARM_JOBS, which `tuner tune` passes); unset, the cores but one either way.
+int compile_ahead_jobs(std::optional<int> jobs = std::nullopt, bool launched = false);
 
 }  // namespace tune

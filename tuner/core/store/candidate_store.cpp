@@ -32,11 +32,12 @@ CompileRequest compile_request(const Manifest& manifest, const CacheKeyer& keyer
 }
 
 CandidateStore::CandidateStore(KernelCache cache, RemoteStore* remote, fs::path compile_log,
-                               std::optional<double> compile_timeout_s)
+                               std::optional<double> compile_timeout_s, CompilerLauncher launcher)
     : cache_(std::move(cache)),
       remote_(remote),
       compile_log_(std::move(compile_log)),
-      compile_timeout_s_(compile_timeout_s) {}
+      compile_timeout_s_(compile_timeout_s),
+      launcher_(std::move(launcher)) {}
 
 std::optional<CacheEntry> CandidateStore::find(const CompileRequest& request) const {
   if (std::optional<CacheEntry> local = lookup_local(request)) return local;
@@ -57,6 +58,7 @@ CompileOutcome CandidateStore::get(const CompileRequest& request) const {
   // The request's own timeout (the adaptive compile cap) when it is the shorter.
   if (!request.timeout_s || (compile_timeout_s_ && *compile_timeout_s_ < *request.timeout_s))
     timed.timeout_s = compile_timeout_s_;
+  timed.launcher = launcher_;
   std::optional<CacheEntry> local = cache_.lookup(request.key);
   if (local && entry_mismatch(*local, request, EntryOrigin::local)) {
     timed.cached_refused = true;

@@ -19,6 +19,7 @@
 
 #include <tuner/core/base/config.hpp>
 #include <tuner/core/build/cache_key.hpp>
+#include <tuner/core/build/compiler_launcher.hpp>
 #include <tuner/core/build/kernel_cache.hpp>
 #include <tuner/core/build/manifest.hpp>
 #include <tuner/core/store/remote_store.hpp>
@@ -36,9 +37,11 @@ class CandidateStore {
  public:
   /// `remote` may be null (no remote store); it must outlive the store. Every compiler run
   /// appends a line to `compile_log`; a compile that runs past `compile_timeout_s` (none: no
-  /// limit) is stopped and its candidate is `timed_out`.
+  /// limit) is stopped and its candidate is `timed_out`. Every compile runs through `launcher`
+  /// (compiler_launcher.hpp; the time it takes counts towards the timeout).
   CandidateStore(KernelCache cache, RemoteStore* remote, std::filesystem::path compile_log,
-                 std::optional<double> compile_timeout_s = std::nullopt);
+                 std::optional<double> compile_timeout_s = std::nullopt,
+                 CompilerLauncher launcher = {});
 
   const KernelCache& cache() const noexcept { return cache_; }
 
@@ -60,6 +63,7 @@ class CandidateStore {
   RemoteStore* remote_;
   std::filesystem::path compile_log_;
   std::optional<double> compile_timeout_s_;
+  CompilerLauncher launcher_;
 };
 
 }  // namespace tune

@@ -13,6 +13,7 @@
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/build/cache_key.hpp>
+#include <tuner/core/build/compiler_launcher.hpp>
 #include <tuner/core/build/kernel_cache.hpp>
 #include <tuner/core/build/toolchain.hpp>
 #include <tuner/core/record/record.hpp>
@@ -168,7 +169,7 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
   const SearchSettings& search = space.search();
   const double full_timeout_s = search.compile_timeout_s.value_or(default_compile_timeout_s);
   const CandidateStore store(KernelCache(effective_cache_dir(manifest.cache_dir)), job.remote,
-                             manifest.compile_log, full_timeout_s);
+                             manifest.compile_log, full_timeout_s, compiler_launcher(manifest));
   const KernelCache& cache = store.cache();
   // The adaptive compile cap (compile_cap.hpp) applies to a search that a budget, max_evals or
   // patience ends; one that measures every candidate compiles every candidate in full.
