@@ -161,6 +161,14 @@ class RunnerCli(unittest.TestCase):
         self.assertEqual(result["device"], "Fake GPU")
         self.assertEqual(result["driver"], "999.1")
         self.assertEqual(result["invalid"], 5)
+        # The incumbent as measured, for the speed-up: in the result and the record's entry.
+        self.assertEqual(result["incumbent"], {"config_id": block(64), "median_ms": 1000.0 / 64})
+        entry = [e for e in json.loads(self.record.read_text())["entries"]
+                 if e["bucket"] == BUCKET][0]
+        self.assertEqual(entry["incumbent"], {"config_id": block(64), "median_ms": 1000.0 / 64})
+        self.assertIn(f"{BUCKET}: winner BLOCK=512 at 1.9531 ms, by runoff challenger_wins "
+                      "(20 pairs, -87.50%, p=9.54e-07); speed-up 8.00x over the incumbent "
+                      "BLOCK=64 (15.6250 ms)\n", r.stderr)
         self.assertIn(f"{BUCKET}: winner BLOCK=512 at 1.9531 ms, by runoff challenger_wins "
                       "(20 pairs, ", r.stderr)
 
@@ -270,8 +278,10 @@ class RunnerCli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.splitlines(), [
             "saxpy: wrote saxpy.json (sm_90), verified",
-            "  large: BLOCK=512 1.9531 ms (runoff challenger_wins)",
-            "  n<=4096: BLOCK=512 1.9531 ms (runoff challenger_wins)",
+            "  large: BLOCK=512 1.9531 ms (runoff challenger_wins); speed-up 8.00x over the "
+            "incumbent BLOCK=64 (15.6250 ms)",
+            "  n<=4096: BLOCK=512 1.9531 ms (runoff challenger_wins); speed-up 8.00x over the "
+            "incumbent BLOCK=64 (15.6250 ms)",
         ])
         self.assertTrue((self.logdir / "sm_90" / "large.trials.jsonl").exists())
         record = json.loads(self.record.read_text())

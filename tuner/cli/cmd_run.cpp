@@ -145,7 +145,12 @@ int write_record(const KernelBuild& build, const std::string& arch, const Record
     std::string how = "sequential medians";
     if (!e.runoff.is_null())
       how = fmt::format("runoff {}", e.runoff.value("outcome", std::string("?")));
-    fmt::print("  {}: {} {:.4f} ms ({})\n", e.bucket, e.config.id(), e.median_ms.value_or(0), how);
+    const std::string versus =
+        e.incumbent && e.median_ms
+            ? "; " + describe_speedup(*e.incumbent, e.config.id(), *e.median_ms)
+            : std::string();
+    fmt::print("  {}: {} {:.4f} ms ({}){}\n", e.bucket, e.config.id(), e.median_ms.value_or(0), how,
+               versus);
   }
   std::fflush(stdout);
   return exit_ok;
