@@ -85,8 +85,9 @@ Global targets
 ^^^^^^^^^^^^^^
 
 Created by the first :command:`tune_add_kernel`: ``warm`` and ``tune`` (aggregates of every
-kernel's ``warm.<name>`` and ``tune.<name>``) and ``tune-check`` (``tuner status --check`` over
-every manifest of the build tree).
+kernel's ``warm.<name>`` and ``tune.<name>``), ``tune-runners`` (every kernel's runner, nothing
+else: what a CI shard job builds) and ``tune-check`` (``tuner status --check`` over every
+manifest of the build tree).
 #]=======================================================================]
 include_guard(GLOBAL)
 # Everything below runs under tune's policy settings, not the calling project's: CMake records

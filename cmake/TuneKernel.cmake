@@ -338,8 +338,8 @@ function(_tune_add_tool_dependencies target depends)
   endforeach()
 endfunction()
 
-# _tune_global_targets(<tool> <tool-depends>): the aggregates warm and tune, the tune-check
-# target and the warm job pool, made once by the first tune_add_kernel.
+# _tune_global_targets(<tool> <tool-depends>): the aggregates warm, tune and tune-runners, the
+# tune-check target and the warm job pool, made once by the first tune_add_kernel.
 function(_tune_global_targets tool tool_depends)
   get_property(done GLOBAL PROPERTY _TUNE_GLOBAL_TARGETS)
   if(done)
@@ -360,6 +360,9 @@ function(_tune_global_targets tool tool_depends)
   set_property(GLOBAL APPEND PROPERTY JOB_POOLS tune_warm=${TUNE_WARM_JOBS})
   add_custom_target(warm)
   add_custom_target(tune)
+  # Only the runners the shard jobs of a CI matrix need (docs/scaling.md): host code, no kernel
+  # and nothing else of the project.
+  add_custom_target(tune-runners)
   # status reads every manifest under <build>/tune; USES_TERMINAL keeps its output unbuffered.
   add_custom_target(tune-check
     COMMAND "${tool}" status --check --build-dir "${CMAKE_BINARY_DIR}"
@@ -827,6 +830,7 @@ function(tune_add_kernel name)
   _tune_add_tool_dependencies(tune.${name} "${tool_depends}")
   if(TARGET ${name}.runner)
     add_dependencies(tune.${name} ${name}.runner)  # host code only: compiles no kernel
+    add_dependencies(tune-runners ${name}.runner)
   endif()
   add_dependencies(tune tune.${name})
 

@@ -164,6 +164,44 @@ class ShardsCli(ShardProject, unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("no kernel in the build tree", r.stderr)
 
+    def test_stale_only_plans_the_stale_kernels_and_architectures(self):
+        # Issue 46 item 6: a plan job measures nothing that is fresh.
+        other = clitest.manifest(
+            self.build / "tune" / "axpy" / "manifest.json", self.dir / "src", "axpy",
+            build=self.build, sources=[self.dir / "src" / "saxpy.cu"],
+            space=self.dir / "src" / "saxpy.toml", archs=["sm_80", "sm_90"],
+            cache_dir=self.cache, log_dir=self.build / "tune" / "axpy", runner=RUNNER)
+        (self.build / "tune" / "kernels.list").write_text("saxpy\naxpy\n")
+        # saxpy (sm_90) pinned fresh; axpy has no records (sm_80, sm_90): both stale.
+        for bucket in BUCKETS:
+            r = self.tuner("record", "set", "--manifest", str(self.manifest), "--bucket", bucket,
+                           "--config", block(64))
+            self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.tuner("shards", "--build-dir", str(self.build), "--count", "2", "--stale-only",
+                       "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        matrix = json.loads(r.stdout)["include"]
+        self.assertEqual([(e["arch"], e["shard"], e["kernels"]) for e in matrix],
+                         [("sm_80", "1/2", ["axpy"]), ("sm_80", "2/2", ["axpy"]),
+                          ("sm_90", "1/2", ["axpy"]), ("sm_90", "2/2", ["axpy"])])
+        # Without it, every kernel.
+        r = self.tuner("shards", "--build-dir", str(self.build), "--count", "1", "--json")
+        self.assertEqual([e["kernels"] for e in json.loads(r.stdout)["include"]],
+                         [["saxpy", "axpy"], ["axpy"]])
+        # --count 1: one entry per architecture, the merge matrix.
+        r = self.tuner("shards", "--build-dir", str(self.build), "--count", "1", "--stale-only",
+                       "--json")
+        self.assertEqual([(e["arch"], e["kernels"]) for e in json.loads(r.stdout)["include"]],
+                         [("sm_80", ["axpy"]), ("sm_90", ["axpy"])])
+        # Nothing stale: an empty matrix, and stderr says so.
+        (self.build / "tune" / "kernels.list").write_text("saxpy\n")
+        r = self.tuner("shards", "--build-dir", str(self.build), "--count", "2", "--stale-only",
+                       "--json")
+        self.assertEqual((r.returncode, r.stdout, r.stderr),
+                         (0, '{"include":[]}\n',
+                          "tuner shards: every record is fresh: no shard to run\n"))
+        self.assertTrue(other.exists())
+
     def test_bad_shard_is_refused(self):
         for spec, why in [("0/2", "the index must be between 1 and 2"),
                           ("3/2", "the index must be between 1 and 2"),

@@ -104,5 +104,15 @@ class MultiConfigTest(unittest.TestCase):
         self.assertIn("100% tests passed", gate.stdout)
 
 
+    def test_5_tune_runners_builds_the_runners_and_nothing_else(self):
+        # Issue 46 item 6: what a CI shard job builds before `tuner run --shard`.
+        dry = consumer.run([consumer.ARGS.cmake, "--build", self.p.build, "--config", "Release",
+                            "--target", "tune-runners", "--", "-n"])
+        self.assertEqual(dry.rc, 0, dry)
+        self.assertIn("Linking CXX executable tune/scale/scale.runner", dry.stdout)
+        self.assertNotIn("warm ", dry.stdout)
+        self.assertNotIn("tuner warm", dry.stdout)
+
+
 if __name__ == "__main__":
     consumer.main()
