@@ -53,6 +53,12 @@ Cache variables
   logical cores. Also the most compiles ``tune.<name>`` runs ahead of its measurements on one
   GPU (there at most the cores but one).
 
+``TUNE_BUDGET_S``
+  Wall-clock seconds for the whole ``tune`` target (and each ``tune.<name>``): split across the
+  stale buckets as they start, each getting an equal share of what is left, at most its own
+  ``budget_s``. Empty (the default): every bucket has its own ``budget_s`` only. The
+  ``TUNE_BUDGET_S`` environment variable at build time is used when this is empty.
+
 ``TUNE_TUNER_EXECUTABLE``
   A ``tuner`` executable to use at configure time (reading spaces) and at build time (warm,
   tune, record tests), such as an installed one or one built earlier. When it is empty, the
@@ -84,10 +90,10 @@ Cache variables
 Global targets
 ^^^^^^^^^^^^^^
 
-Created by the first :command:`tune_add_kernel`: ``warm`` and ``tune`` (aggregates of every
-kernel's ``warm.<name>`` and ``tune.<name>``), ``tune-runners`` (every kernel's runner, nothing
-else: what a CI shard job builds) and ``tune-check`` (``tuner status --check`` over every
-manifest of the build tree).
+Created by the first :command:`tune_add_kernel`: ``warm`` (every kernel's ``warm.<name>``),
+``tune`` (``tuner tune --build-dir``: every kernel's ``tune.<name>`` in one process, under
+``TUNE_BUDGET_S``), ``tune-runners`` (every kernel's runner, nothing else: what a CI shard job
+builds) and ``tune-check`` (``tuner status --check`` over every manifest of the build tree).
 #]=======================================================================]
 include_guard(GLOBAL)
 # Everything below runs under tune's policy settings, not the calling project's: CMake records
@@ -138,6 +144,12 @@ endif()
 cmake_host_system_information(RESULT _tune_cores QUERY NUMBER_OF_LOGICAL_CORES)
 set(TUNE_WARM_JOBS "${_tune_cores}" CACHE STRING "Candidates warm compiles at once")
 unset(_tune_cores)
+set(TUNE_BUDGET_S "" CACHE STRING
+  "Wall-clock seconds for the whole `tune` target, split across the stale buckets (empty: none)")
+if(NOT TUNE_BUDGET_S STREQUAL "" AND NOT TUNE_BUDGET_S MATCHES "^[0-9]+([.][0-9]+)?$")
+  message(FATAL_ERROR "TUNE_BUDGET_S='${TUNE_BUDGET_S}' is not a number of seconds: set "
+    "-DTUNE_BUDGET_S=3600 for an hour, or empty for none")
+endif()
 set(TUNE_TUNER_EXECUTABLE "" CACHE FILEPATH
   "tuner executable to use instead of building the host tool at configure time")
 set(TUNE_HOST_TOOL_BUILD_TYPE "Release" CACHE STRING

@@ -113,7 +113,8 @@ set(_tune_public_core_headers
   store/trust.hpp
   record/t4_export.hpp
   store/store.hpp
-  tune/kernel_tune.hpp)
+  tune/kernel_tune.hpp
+  tune/total_budget.hpp)
 set(_tune_public_cuda_headers
   bench.hpp
   driver.hpp

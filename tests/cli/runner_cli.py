@@ -12,6 +12,7 @@ cubin. Both buckets see the same fake; the tests look at the bucket 'n<=4096'.
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -699,6 +700,46 @@ class RunnerCli(unittest.TestCase):
     def state_of(self, b):
         [t] = [t for t in self.trials() if t["config_id"] == block(b) and t["phase"] != "runoff"]
         return t["state"], t.get("reason", "")
+
+    def test_a_total_budget_is_split_across_the_stale_buckets_of_the_build(self):
+        # Issue 46 item 11: `tuner tune --build-dir` (the tune target) counts the stale buckets
+        # of every kernel, then gives each an equal share of what is left as it starts.
+        self.record.write_text("old record\n")
+        (self.build / "tune" / "kernels.list").write_text("saxpy\n")
+        tune = [TUNER, "tune", "--build-dir", str(self.build), "--cmake", shutil.which("true")]
+        r = subprocess.run([*tune, "--total-budget", "100"], capture_output=True, text=True,
+                           env=self.env(FAKE_TAME=1), timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("tune: a total budget of 100 s for 2 stale buckets: each gets an equal "
+                      "share of what is left when it starts, at most its own budget_s\n",
+                      r.stderr)
+        shares = re.findall(r"tuner run: saxpy sm_90 bucket '([^']+)': (\d+) s of the total "
+                            r"budget \((\d+) s left for (\d) buckets?\)", r.stderr)
+        self.assertEqual([(b, n) for b, _, _, n in shares], [(BUCKET, "2"), ("large", "1")])
+        first, second = (int(s) for _, s, _, _ in shares)
+        self.assertIn(first, (49, 50))      # half of 100 s
+        self.assertGreater(second, first)   # what the first left goes to the second
+        self.assertIn("saxpy: wrote saxpy.json (sm_90), verified", r.stdout)
+        # Fresh now: nothing to split, nothing to do.
+        r = subprocess.run(tune, capture_output=True, text=True,
+                           env=self.env(FAKE_TAME=1, TUNE_BUDGET_S=100), timeout=300)
+        self.assertEqual((r.returncode, r.stdout),
+                         (0, "tune.saxpy: record saxpy.json is fresh (sm_90), nothing to do\n"))
+        self.assertNotIn("total budget", r.stderr)
+        # TUNE_BUDGET_S in the environment is the default of --total-budget.
+        self.record.write_text("old record\n")
+        r = subprocess.run([TUNER, "tune", "--manifest", str(self.manifest), "--cmake",
+                            shutil.which("true")], capture_output=True, text=True,
+                           env=self.env(FAKE_TAME=1, TUNE_BUDGET_S=60), timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("tune: a total budget of 60 s for 2 stale buckets", r.stderr)
+        r = subprocess.run([*tune, "--total-budget", "0"], capture_output=True, text=True,
+                           env=self.env())
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--total-budget: must be a number of seconds in (0, 604800]", r.stderr)
+        r = subprocess.run([*tune, "--manifest", str(self.manifest)], capture_output=True,
+                           text=True, env=self.env())
+        self.assertEqual(r.returncode, 2, r.stderr)
 
     def test_tuner_tune_compiles_ahead_unless_asked_to_warm_first(self):
         # BLOCK=32 has no cache entry. On one device `tuner tune` compiles it (nvcc, the
