@@ -741,6 +741,34 @@ class RunnerCli(unittest.TestCase):
                            text=True, env=self.env())
         self.assertEqual(r.returncode, 2, r.stderr)
 
+    @unittest.skipIf(os.path.exists("/dev/nvidiactl"), "an NVIDIA driver is running here")
+    def test_tune_without_a_gpu_says_what_is_stale_and_how_to_pin_it(self):
+        # Issue 46 item 13: the tune target on a host without a GPU prints the notes the record
+        # test prints (what changed, the re-tune, the pins), and ends with the one command that
+        # pins every stale record again.
+        r = self.tuner_run(env=self.env(FAKE_TAME=1))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # Stale, with the candidates' cache keys (and so the cached cubins) as they were.
+        record = json.loads(self.record.read_text())
+        record["source_hash"] = "0" * 64
+        self.record.write_text(json.dumps(record))
+        env = self.env()
+        del env["TUNE_RUNNER_WORKER_CMD"]
+        r = subprocess.run([TUNER, "tune", "--manifest", str(self.manifest), "--cmake",
+                            shutil.which("true"), "--warm-first"], capture_output=True,
+                           text=True, env=env, timeout=300)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("tune.saxpy: record saxpy.json is stale (sm_90):\n", r.stderr)
+        self.assertIn(f"saxpy.json: note: re-tune with: cmake --build {self.build} --target "
+                      "tune.saxpy\n", r.stderr)
+        self.assertIn("saxpy.json: note: or, without a GPU, pin a config instead: tuner record "
+                      f"set --manifest {self.manifest} --bucket large --config BLOCK=1024\n",
+                      r.stderr)
+        self.assertEqual(r.stderr.splitlines()[-1],
+                         "tune.saxpy: note: to make the stale record fresh without a GPU, pin it "
+                         "again to the configs it records: tuner record repin --manifest "
+                         f"{self.manifest}")
+
     def test_tuner_tune_compiles_ahead_unless_asked_to_warm_first(self):
         # BLOCK=32 has no cache entry. On one device `tuner tune` compiles it (nvcc, the
         # manifest's) beside the measurements instead of building the warm target.

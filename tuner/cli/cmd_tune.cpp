@@ -3,10 +3,14 @@
 // order of <D>/tune/kernels.list) run. First the staleness check, with the same verification as
 // `tuner verify` and the record tests: a record that verifies for every architecture prints one
 // line each and nothing is compiled (the targets do not depend on warm). A stale or missing
-// record is re-tuned: its candidates are compiled ahead of the measuring worker (or `cmake --build
-// <build> --target warm.<kernel>.<arch>` first), then this process does what `tuner run --manifest
-// M --arch A --if-stale` does (tuner/cli/cmd_run.cpp): it measures every bucket with the kernel's
-// runner as its measuring worker and writes the record.
+// record is reported as the record test reports it (the errors, then the notes: what changed,
+// the re-tune and the pin commands) and re-tuned: its candidates are compiled ahead of the
+// measuring worker (or `cmake --build <build> --target warm.<kernel>.<arch>` first), then this
+// process does what `tuner run --manifest M --arch A --if-stale` does (tuner/cli/cmd_run.cpp):
+// it measures every bucket with the kernel's runner as its measuring worker and writes the
+// record. When the measuring cannot start (no GPU), a last note names the way back without
+// one: `tuner record repin --manifest M`, which pins every stale record to the configs it
+// records.
 //
 // --total-budget S (default: the TUNE_BUDGET_S environment variable; the targets pass the cache
 // variable): a wall-clock budget for the whole tune, split across the stale buckets as they
@@ -109,6 +113,7 @@ int run_tune_text(const TuneOptions& opt, const std::string& manifest_path,
 
   const std::string target = "tune." + manifest.kernel;
   std::vector<std::string> stale;
+  bool any_recorded = false;  // a stale record (not a missing one): its configs can be pinned
   for (const std::string& arch : archs) {
     const fs::path record = manifest.record_path(arch).value();
     const std::string label = shown_path(record, manifest.project_root);
@@ -125,10 +130,9 @@ int run_tune_text(const TuneOptions& opt, const std::string& manifest_path,
       continue;
     }
     fmt::print(stderr, "{}: record {} is {} ({}):\n", target, label, to_string(v->state), arch);
-    for (const std::string& w : v->warnings)
-      fmt::print(stderr, "{}: warning: {}\n", label, w);
-    for (const std::string& e : v->errors)
-      fmt::print(stderr, "{}: error: {}\n", label, e);
+    // As the record test says it: the errors, then what changed, the re-tune and the pins.
+    fmt::print(stderr, "{}", v->report(label));
+    any_recorded = any_recorded || v->state == RecordState::stale;
     stale.push_back(arch);
   }
   stale_out = stale;
@@ -171,6 +175,16 @@ int run_tune_text(const TuneOptions& opt, const std::string& manifest_path,
                "{}: warning: the total budget is not split across several devices "
                "(TUNE_DEVICES): each shard takes its buckets' own budget_s\n",
                target);
+  // Without a GPU the way back is to pin the recorded configs again, in one command.
+  const auto without_gpu = [&](int rc) {
+    if (rc == exit_environment && any_recorded)
+      fmt::print(stderr,
+                 "{}: note: to make the stale record{} fresh without a GPU, pin {} again to the "
+                 "configs {} records: tuner record repin --manifest {}\n",
+                 target, stale.size() == 1 ? "" : "s", stale.size() == 1 ? "it" : "them",
+                 stale.size() == 1 ? "it" : "each", shell_join({manifest.path.string()}));
+    return rc;
+  };
   // Warm (compile-only, into the kernel cache), then measure every bucket and write the record.
   // The warm processes learn the store from the environment.
   if (!opt.remote.empty()) ::setenv("TUNE_REMOTE_STORE", opt.remote.c_str(), 1);
@@ -198,7 +212,7 @@ int run_tune_text(const TuneOptions& opt, const std::string& manifest_path,
     if (const int sig = StopSignals::received()) return exit_interrupted(sig);
     if (devices->size() > 1) {
       rc = tune_on_devices(build, arch, *devices);
-      if (rc != 0) return rc;
+      if (rc != 0) return without_gpu(rc);
       continue;
     }
     RunOptions run;
@@ -212,7 +226,7 @@ int run_tune_text(const TuneOptions& opt, const std::string& manifest_path,
     run.total_budget = budget;
     if (!devices->empty()) run.device = devices->front();
     rc = run_kernel(run);
-    if (rc != 0) return rc;
+    if (rc != 0) return without_gpu(rc);
   }
   return exit_ok;
 }
