@@ -127,14 +127,19 @@ class ShardsCli(ShardProject, unittest.TestCase):
         self.assertEqual(r.stdout, "sm_90 shard 1/2: 7 candidates: 'n<=4096' 1..7\n"
                                    "sm_90 shard 2/2: 7 candidates: 'large' 1..7\n")
 
-    def test_shards_of_a_whole_build_tree(self):
-        # A second kernel in the build tree, on the same space, tuned for sm_80 and sm_90.
+    def second_kernel(self):
+        """A second kernel in the build tree, `axpy`, on the same space, tuned for sm_80 and
+        sm_90; both kernels declared. Its manifest's path."""
         other = clitest.manifest(
             self.build / "tune" / "axpy" / "manifest.json", self.dir / "src", "axpy",
             build=self.build, sources=[self.dir / "src" / "saxpy.cu"],
             space=self.dir / "src" / "saxpy.toml", archs=["sm_80", "sm_90"],
             cache_dir=self.cache, log_dir=self.build / "tune" / "axpy", runner=RUNNER)
         (self.build / "tune" / "kernels.list").write_text("saxpy\naxpy\n")
+        return other
+
+    def test_shards_of_a_whole_build_tree(self):
+        other = self.second_kernel()
         r = self.tuner("shards", "--build-dir", str(self.build), "--count", "3", "--json")
         self.assertEqual(r.returncode, 0, r.stderr)
         matrix = json.loads(r.stdout)["include"]
@@ -166,12 +171,7 @@ class ShardsCli(ShardProject, unittest.TestCase):
 
     def test_stale_only_plans_the_stale_kernels_and_architectures(self):
         # Issue 46 item 6: a plan job measures nothing that is fresh.
-        other = clitest.manifest(
-            self.build / "tune" / "axpy" / "manifest.json", self.dir / "src", "axpy",
-            build=self.build, sources=[self.dir / "src" / "saxpy.cu"],
-            space=self.dir / "src" / "saxpy.toml", archs=["sm_80", "sm_90"],
-            cache_dir=self.cache, log_dir=self.build / "tune" / "axpy", runner=RUNNER)
-        (self.build / "tune" / "kernels.list").write_text("saxpy\naxpy\n")
+        other = self.second_kernel()
         # saxpy (sm_90) pinned fresh; axpy has no records (sm_80, sm_90): both stale.
         for bucket in BUCKETS:
             r = self.tuner("record", "set", "--manifest", str(self.manifest), "--bucket", bucket,

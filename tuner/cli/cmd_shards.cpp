@@ -65,16 +65,13 @@ int run_shards(const ShardsOptions& opt) {
     return exit_bad_input;
   }
   std::vector<std::filesystem::path> manifests;
-  if (!opt.manifest.empty())
+  if (!opt.manifest.empty()) {
     manifests.push_back(opt.manifest);
-  else
-    manifests = build_tree_manifests(opt.build_dir);
-  if (manifests.empty()) {
-    fmt::print(stderr,
-               "tuner shards: error: no kernel in the build tree '{}' (no {}/tune/kernels.list "
-               "or manifest): configure it with CMake first\n",
-               opt.build_dir, opt.build_dir);
-    return exit_bad_input;
+  } else {
+    std::optional<std::vector<std::filesystem::path>> found =
+        some_build_tree_manifests(opt.build_dir, "tuner shards");
+    if (!found) return exit_bad_input;
+    manifests = std::move(*found);
   }
   std::vector<KernelPlan> kernels;
   std::vector<std::string> all_archs;  // in the order the kernels name them

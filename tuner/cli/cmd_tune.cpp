@@ -235,14 +235,10 @@ int run_tune_text(const TuneOptions& opt, const std::string& manifest_path,
 // stale buckets of all of them are counted first. Stops at the first kernel that fails, as the
 // build stops at the first target that fails.
 int run_tune_build(const TuneOptions& opt) {
-  const std::vector<fs::path> manifests = build_tree_manifests(opt.build_dir);
-  if (manifests.empty()) {
-    fmt::print(stderr,
-               "tuner tune: error: no kernel in the build tree '{}' (no {}/tune/kernels.list or "
-               "manifest): configure it with CMake first\n",
-               opt.build_dir, opt.build_dir);
-    return exit_bad_input;
-  }
+  const std::optional<std::vector<fs::path>> found =
+      some_build_tree_manifests(opt.build_dir, "tuner tune");
+  if (!found) return exit_bad_input;
+  const std::vector<fs::path>& manifests = *found;
   std::optional<TotalBudget> budget;
   if (opt.total_budget) {
     std::size_t buckets = 0;
