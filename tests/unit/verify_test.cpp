@@ -217,13 +217,15 @@ TEST_F(VerifyTest, StaleRecordsNameWhatChanged) {
   EXPECT_EQ(verify_kernel_record(b, "sm_90", path)->pin_commands.size(), 2u);
 }
 
-TEST(VerifyHelpersTest, FindConfigTakesQuotedOrPlainStrings) {
+TEST(VerifyHelpersTest, FindConfigTakesQuotedOrPlainStringsInAnyOrder) {
   std::vector<Config> configs{Config{{"BM", 64}, {"LAYOUT", "row"}},
                               Config{{"BM", 64}, {"LAYOUT", "col"}}};
   EXPECT_EQ(find_config(configs, R"(BM=64,LAYOUT="col")"), &configs[1]);
   EXPECT_EQ(find_config(configs, "BM=64,LAYOUT=row"), &configs[0]);
-  EXPECT_EQ(find_config(configs, "LAYOUT=row,BM=64"), nullptr);
+  // The params of an id are a set: written in another order they name the same config.
+  EXPECT_EQ(find_config(configs, "LAYOUT=row,BM=64"), &configs[0]);
   EXPECT_EQ(find_config(configs, "BM=128,LAYOUT=row"), nullptr);
+  EXPECT_EQ(find_config(configs, "BM=64"), nullptr);
 }
 
 TEST(VerifyHelpersTest, DisplayPathIsProjectRelative) {
