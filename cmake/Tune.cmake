@@ -62,13 +62,16 @@ Cache variables
 ``TUNE_TUNER_EXECUTABLE``
   A ``tuner`` executable to use at configure time (reading spaces) and at build time (warm,
   tune, record tests), such as an installed one or one built earlier. When it is empty, the
-  first ``tune_add_kernel`` builds the host tool from this repository during the configure, in
-  ``<build>/_tune_host_tool`` (without tests), and later configures only re-check it (a no-op
-  build when nothing changed). Build steps run the same tool; the target ``tune_host_tool``
-  brings it up to date before them, so one build of the tool serves both.
+  configure builds the host tool from this repository in ``<build>/_tune_host_tool`` (without
+  tests), and later configures only re-check it (a no-op build when nothing changed). Build steps
+  run the same tool; the target ``tune_host_tool`` brings it up to date before them, and the
+  build imports tune's libraries from that tree too (``tune_host_libs`` builds them there), so
+  ``tune_core`` and the tool are compiled once. With it set, nothing is built at configure time
+  and the libraries are compiled in this build.
 
 ``TUNE_HOST_TOOL_BUILD_TYPE``
-  The build type of the host tool (default ``Release``).
+  The build type of the host tool and of the libraries built beside it (default ``Release``;
+  tune's own build uses its ``CMAKE_BUILD_TYPE``).
 
 ``TUNE_MANIFEST_CONFIG``
   Multi-config generators (Ninja Multi-Config, Visual Studio, Xcode) only. A build tree has one
@@ -161,11 +164,5 @@ include("${CMAKE_CURRENT_LIST_DIR}/TuneTool.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TuneKernel.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TuneHeader.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TuneEmbed.cmake")
-
-# The nested configure that builds the host tool asks where the tool lands.
-if(_TUNE_HOST_TOOL_BUILD AND TARGET tuner)
-  file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/tuner-location-$<CONFIG>.txt"
-    CONTENT "$<TARGET_FILE:tuner>")
-endif()
 
 endblock()  # SCOPE_FOR POLICIES
