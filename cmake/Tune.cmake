@@ -62,16 +62,25 @@ Cache variables
   runs, not its output. ``TUNE_COMPILER_LAUNCHER`` in the environment overrides it at run
   time (``off`` for none). See docs/scaling.md "Compiling elsewhere".
 
+``TUNE_BUDGET_S``
+  Wall-clock seconds for the whole ``tune`` target (and each ``tune.<name>``): split across the
+  stale buckets as they start, each getting an equal share of what is left, at most its own
+  ``budget_s``. Empty (the default): every bucket has its own ``budget_s`` only. The
+  ``TUNE_BUDGET_S`` environment variable at build time is used when this is empty.
+
 ``TUNE_TUNER_EXECUTABLE``
   A ``tuner`` executable to use at configure time (reading spaces) and at build time (warm,
   tune, record tests), such as an installed one or one built earlier. When it is empty, the
-  first ``tune_add_kernel`` builds the host tool from this repository during the configure, in
-  ``<build>/_tune_host_tool`` (without tests), and later configures only re-check it (a no-op
-  build when nothing changed). Build steps run the same tool; the target ``tune_host_tool``
-  brings it up to date before them, so one build of the tool serves both.
+  configure builds the host tool from this repository in ``<build>/_tune_host_tool`` (without
+  tests), and later configures only re-check it (a no-op build when nothing changed). Build steps
+  run the same tool; the target ``tune_host_tool`` brings it up to date before them, and the
+  build imports tune's libraries from that tree too (``tune_host_libs`` builds them there), so
+  ``tune_core`` and the tool are compiled once. With it set, nothing is built at configure time
+  and the libraries are compiled in this build.
 
 ``TUNE_HOST_TOOL_BUILD_TYPE``
-  The build type of the host tool (default ``Release``).
+  The build type of the host tool and of the libraries built beside it (default ``Release``;
+  tune's own build uses its ``CMAKE_BUILD_TYPE``).
 
 ``TUNE_MANIFEST_CONFIG``
   Multi-config generators (Ninja Multi-Config, Visual Studio, Xcode) only. A build tree has one
@@ -93,9 +102,10 @@ Cache variables
 Global targets
 ^^^^^^^^^^^^^^
 
-Created by the first :command:`tune_add_kernel`: ``warm`` and ``tune`` (aggregates of every
-kernel's ``warm.<name>`` and ``tune.<name>``) and ``tune-check`` (``tuner status --check`` over
-every manifest of the build tree).
+Created by the first :command:`tune_add_kernel`: ``warm`` (every kernel's ``warm.<name>``),
+``tune`` (``tuner tune --build-dir``: every kernel's ``tune.<name>`` in one process, under
+``TUNE_BUDGET_S``), ``tune-runners`` (every kernel's runner, nothing else: what a CI shard job
+builds) and ``tune-check`` (``tuner status --check`` over every manifest of the build tree).
 #]=======================================================================]
 include_guard(GLOBAL)
 # Everything below runs under tune's policy settings, not the calling project's: CMake records
@@ -146,6 +156,12 @@ endif()
 cmake_host_system_information(RESULT _tune_cores QUERY NUMBER_OF_LOGICAL_CORES)
 set(TUNE_WARM_JOBS "${_tune_cores}" CACHE STRING "Candidates warm compiles at once")
 unset(_tune_cores)
+set(TUNE_BUDGET_S "" CACHE STRING
+  "Wall-clock seconds for the whole `tune` target, split across the stale buckets (empty: none)")
+if(NOT TUNE_BUDGET_S STREQUAL "" AND NOT TUNE_BUDGET_S MATCHES "^[0-9]+([.][0-9]+)?$")
+  message(FATAL_ERROR "TUNE_BUDGET_S='${TUNE_BUDGET_S}' is not a number of seconds: set "
+    "-DTUNE_BUDGET_S=3600 for an hour, or empty for none")
+endif()
 set(TUNE_TUNER_EXECUTABLE "" CACHE FILEPATH
   "tuner executable to use instead of building the host tool at configure time")
 set(TUNE_HOST_TOOL_BUILD_TYPE "Release" CACHE STRING
@@ -157,11 +173,5 @@ include("${CMAKE_CURRENT_LIST_DIR}/TuneTool.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TuneKernel.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TuneHeader.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/TuneEmbed.cmake")
-
-# The nested configure that builds the host tool asks where the tool lands.
-if(_TUNE_HOST_TOOL_BUILD AND TARGET tuner)
-  file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/tuner-location-$<CONFIG>.txt"
-    CONTENT "$<TARGET_FILE:tuner>")
-endif()
 
 endblock()  # SCOPE_FOR POLICIES

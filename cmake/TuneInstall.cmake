@@ -1,9 +1,11 @@
 # `cmake --install`: the `tuner` tool, the libraries (tune_core, tune_cuda, tune_runner,
-# tune_runtime), the
-# public headers under include/tuner/ and the CMake functions as the config package `Tune`, so
-# that a consumer's `find_package(Tune CONFIG)` gives tune_add_kernel and tune_generate_header,
-# running the installed tuner (no build of the tool in the consumer). Targets are exported in
-# the namespace tune:: (tune::core, tune::cuda, tune::runner, tune::tuner).
+# tune_runtime, tune_runtime_records), the public headers under include/tuner/ and the CMake
+# functions as the config package `Tune`, so that a consumer's `find_package(Tune CONFIG)` gives
+# tune_add_kernel, tune_generate_header and tune_embed_winners, running the installed tuner (no
+# build of the tool in the consumer). Targets are exported in the namespace tune:: (tune::core,
+# tune::cuda, tune::runner, tune::runtime, tune::runtime_records, tune::tuner); tune::runtime,
+# what a product that embeds winners links, also alone (`find_package(Tune COMPONENTS
+# runtime)`).
 include_guard(GLOBAL)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -12,7 +14,7 @@ set(TUNE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/Tune" CACHE STRING
   "Where the Tune config package is installed, relative to the prefix")
 
 set(_tune_install_targets tuner tune_core tune_tomlplusplus tune_eigen tune_warnings)
-foreach(t tune_cuda tune_runner tune_runtime)
+foreach(t tune_cuda tune_runner tune_runtime_records)
   if(TARGET ${t})
     list(APPEND _tune_install_targets ${t})
   endif()
@@ -27,12 +29,23 @@ endif()
 if(TARGET tune_runtime)
   set_target_properties(tune_runtime PROPERTIES EXPORT_NAME runtime)
 endif()
+if(TARGET tune_runtime_records)
+  set_target_properties(tune_runtime_records PROPERTIES EXPORT_NAME runtime_records)
+endif()
 
 install(TARGETS ${_tune_install_targets} EXPORT TuneTargets
   RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
   ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+# The runtime a product links has an export set of its own: `find_package(Tune COMPONENTS
+# runtime)` loads it without looking for any of tune_core's dependencies.
+if(TARGET tune_runtime)
+  install(TARGETS tune_runtime EXPORT TuneRuntimeTargets
+    ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+    INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+  install(EXPORT TuneRuntimeTargets NAMESPACE tune:: DESTINATION "${TUNE_INSTALL_CMAKEDIR}")
+endif()
 
 # The public headers, listed (never globbed): what a consumer of tune::core includes, and what a
 # harness of tune::cuda / tune::runner needs (harness.hpp and what it and bench.hpp include).
@@ -101,7 +114,8 @@ set(_tune_public_core_headers
   store/trust.hpp
   record/t4_export.hpp
   store/store.hpp
-  tune/kernel_tune.hpp)
+  tune/kernel_tune.hpp
+  tune/total_budget.hpp)
 set(_tune_public_cuda_headers
   bench.hpp
   driver.hpp

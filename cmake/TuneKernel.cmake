@@ -338,8 +338,17 @@ function(_tune_add_tool_dependencies target depends)
   endforeach()
 endfunction()
 
-# _tune_global_targets(<tool> <tool-depends>): the aggregates warm and tune, the tune-check
-# target and the warm job pool, made once by the first tune_add_kernel.
+# _tune_budget_args(<out-var>): `--total-budget <s>` when TUNE_BUDGET_S is set, else nothing.
+function(_tune_budget_args out)
+  set(args)
+  if(NOT TUNE_BUDGET_S STREQUAL "")
+    set(args --total-budget "${TUNE_BUDGET_S}")
+  endif()
+  set(${out} "${args}" PARENT_SCOPE)
+endfunction()
+
+# _tune_global_targets(<tool> <tool-depends>): the aggregates warm, tune and tune-runners, the
+# tune-check target and the warm job pool, made once by the first tune_add_kernel.
 function(_tune_global_targets tool tool_depends)
   get_property(done GLOBAL PROPERTY _TUNE_GLOBAL_TARGETS)
   if(done)
@@ -359,7 +368,18 @@ function(_tune_global_targets tool tool_depends)
   endif()
   set_property(GLOBAL APPEND PROPERTY JOB_POOLS tune_warm=${TUNE_WARM_JOBS})
   add_custom_target(warm)
-  add_custom_target(tune)
+  # One process for every kernel of the build (tuner tune --build-dir), so that TUNE_BUDGET_S is
+  # split across the stale buckets of all of them; it depends on every kernel's runner.
+  _tune_budget_args(budget_args)
+  add_custom_target(tune
+    COMMAND "${tool}" tune --build-dir "${CMAKE_BINARY_DIR}" --cmake "${CMAKE_COMMAND}"
+            --compile-jobs "${TUNE_WARM_JOBS}" ${budget_args}
+    COMMENT "Checking the record of every tuned kernel"
+    USES_TERMINAL VERBATIM)
+  _tune_add_tool_dependencies(tune "${tool_depends}")
+  # Only the runners the shard jobs of a CI matrix need (docs/scaling.md): host code, no kernel
+  # and nothing else of the project.
+  add_custom_target(tune-runners)
   # status reads every manifest under <build>/tune; USES_TERMINAL keeps its output unbuffered.
   add_custom_target(tune-check
     COMMAND "${tool}" status --check --build-dir "${CMAKE_BINARY_DIR}"
@@ -829,16 +849,18 @@ function(tune_add_kernel name)
   add_dependencies(warm warm.${name})
 
   # --- tune: the staleness check, then the runner (never depends on warm) -------------------
+  _tune_budget_args(budget_args)
   add_custom_target(tune.${name}
     COMMAND "${tool}" tune --manifest "${manifest}" --cmake "${CMAKE_COMMAND}"
-            --compile-jobs "${TUNE_WARM_JOBS}"
+            --compile-jobs "${TUNE_WARM_JOBS}" ${budget_args}
     COMMENT "Checking the record of ${name}"
     USES_TERMINAL VERBATIM)
   _tune_add_tool_dependencies(tune.${name} "${tool_depends}")
   if(TARGET ${name}.runner)
     add_dependencies(tune.${name} ${name}.runner)  # host code only: compiles no kernel
+    add_dependencies(tune ${name}.runner)
+    add_dependencies(tune-runners ${name}.runner)
   endif()
-  add_dependencies(tune tune.${name})
 
   # --- record tests ----------------------------------------------------------------------
   foreach(arch IN LISTS archs)

@@ -11,8 +11,11 @@
 #include <cstring>
 #include <exception>
 #include <random>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include <tuner/core/base/hash.hpp>
 #include <tuner/cuda/driver.hpp>
 #include <tuner/cuda/harness.hpp>
 #include <tuner/runtime/embedded.hpp>
@@ -28,8 +31,10 @@ int list_images() {
   for (std::size_t i = 0; i < k.count; ++i) {
     const tune::runtime::EmbeddedImage& im = k.images[i];
     // The digest of the bytes linked in, next to the one the cache entry recorded.
-    std::printf("%s %s %s %s %s %s\n", im.arch, im.bucket_name, im.config_id,
-                tune::runtime::image_sha256(im).c_str(), im.sha256, im.cache_key);
+    const std::string digest =
+        tune::sha256_hex(std::string_view(reinterpret_cast<const char*>(im.data), im.size));
+    std::printf("%s %s %s %s %s %s\n", im.arch, im.bucket_name, im.config_id, digest.c_str(),
+                im.sha256, im.cache_key);
   }
   return 0;
 }
@@ -39,15 +44,12 @@ bool run_shape(int m, int n, int k, std::mt19937_64& rng) {
   const w::Bucket bucket = w::bucket_for(w::Shape{m, n, k});
   const tune::runtime::EmbeddedImage& image = w::image(bucket);
   const CUfunction f = w::function(bucket);
-  // The winner's tile, for the launch geometry: the same record the image came from.
-  unsigned bm = 0;
-  unsigned bn = 0;
+  // The launch geometry is the image's own params (a fallback image has its own too); the
+  // winners header's dispatch names the same config, from the same record.
+  const auto bm = static_cast<unsigned>(tune::runtime::int_param(image, "BM"));
+  const auto bn = static_cast<unsigned>(tune::runtime::int_param(image, "BN"));
   const char* id = "";
-  w::dispatch(tune::runtime::current_sm(), bucket, [&](auto winner) {
-    bm = static_cast<unsigned>(winner.BM);
-    bn = static_cast<unsigned>(winner.BN);
-    id = winner.tune_id;
-  });
+  w::dispatch(tune::runtime::current_sm(), bucket, [&](auto winner) { id = winner.tune_id; });
 
   tune::DeviceBuffer<float> a(static_cast<std::int64_t>(m) * k);
   tune::DeviceBuffer<float> b(static_cast<std::int64_t>(k) * n);

@@ -137,8 +137,8 @@ class CostsCli(unittest.TestCase):
         path.write_text(json.dumps(record({"outcome": "skipped", "reason": SKIPPED_REASON})))
         out = self.tuner("show", path).splitlines()
         rows = [l.split() for l in out if l.startswith("m<=512 ")]
-        self.assertEqual(rows, [["m<=512", "BM=64,BN=128", "0.1250", "200", "measured", "skipped",
-                                 "k1:" + KEY[:12]]])
+        self.assertEqual(rows, [["m<=512", "BM=64,BN=128", "0.1250", "200", "measured", "-",
+                                 "skipped", "k1:" + KEY[:12]]])
         self.assertIn("m<=512: " + SKIPPED_REASON, out)
         entry = json.loads(self.tuner("show", path, "--json"))["entries"][0]
         self.assertEqual(entry["runoff"], {"outcome": "skipped", "reason": SKIPPED_REASON})

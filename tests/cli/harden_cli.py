@@ -240,7 +240,8 @@ class HardenCli(unittest.TestCase):
             self.assertLess(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, 200 * 1024)
         self.assertEqual(p.returncode, 0, err)
         self.assertIn(b"warning: skipped a line longer than 1 MiB", err)
-        self.assertTrue(out.splitlines()[-1].startswith(b"best: BM=64,BN=128"), out)
+        # The best, then its speed-up over the incumbent, end the output.
+        self.assertTrue(out.splitlines()[-2].startswith(b"best: BM=64,BN=128"), out)
 
     # -- 6. show and report trust the engine's reader, not the log -------------------------------
 
@@ -254,8 +255,9 @@ class HardenCli(unittest.TestCase):
         self.exec_log("--maximize", OBJ_SCORE="1")
         r = run("show", self.log)
         self.assertEqual(r.returncode, 0, r.stderr)
-        last = text(r.stdout).splitlines()[-1]
-        self.assertTrue(last.startswith("best: BM=128,BN=64 (score "), last)
+        best, versus = text(r.stdout).splitlines()[-2:]
+        self.assertTrue(best.startswith("best: BM=128,BN=64 (score "), best)
+        self.assertTrue(versus.endswith("x the score of the incumbent BM=64,BN=64 (2)"), versus)
 
     def test_show_skips_trials_the_engine_would_not_read(self):
         self.exec_log()
@@ -273,8 +275,8 @@ class HardenCli(unittest.TestCase):
                       "median_ms '-5'", err)
         self.assertIn(f"{self.log}:11: warning: trial skipped: 'batched' must be true or false",
                       err)
-        last = text(r.stdout).splitlines()[-1]
-        self.assertTrue(last.startswith("best: BM=64,BN=128 (1.0000 ms)"), last)
+        best = text(r.stdout).splitlines()[-2]
+        self.assertTrue(best.startswith("best: BM=64,BN=128 (1.0000 ms)"), best)
 
     def test_show_and_report_skip_a_key_said_twice_and_a_min_above_the_median(self):
         # show and report believed both (`best: ... (0.0001 ms)`), while export skipped them.

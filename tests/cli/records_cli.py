@@ -250,7 +250,7 @@ class RecordsCli(unittest.TestCase):
                              f"warning: {flag}\n"))
         r = run("show", self.record)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertRegex(r.stdout, r"\nlarge +BM=64,BN=64 +- +0 +pinned \(forced\) +- +k1:")
+        self.assertRegex(r.stdout, r"\nlarge +BM=64,BN=64 +- +0 +pinned \(forced\) +- +- +k1:")
         self.assertIn(f"\nlarge: pinned with --force, although invalid (over_limit): {reason}\n",
                       r.stdout)
         self.assertIn('"forced": {\n', run("show", self.record, "--json").stdout)

@@ -69,6 +69,7 @@ class ReportCli(unittest.TestCase):
             "log": str(log), "tuner": "tile/m<=512", "objective": "minimize", "trials": 8,
             "measured": 5, "invalid": 3,
             "best": {"id": "BM=64,BN=128", "median_ms": 1.0, "phase": "search"},
+            "incumbent": {"id": "BM=64,BN=64", "median_ms": 2.0}, "speed_up": 2.0,
             "runoff_winner": None, "warnings": [], "prior": None, "prior_guided": 0,
             "costs": None, "record": None}])
         self.assertNotIn("http", page)
@@ -102,7 +103,7 @@ class ReportCli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout, "wrote tune_report.html (2 trial logs, 16 trials)\n")
         page = (self.dir / "tune_report.html").read_text()
-        self.assertEqual(page.count("<section>"), 2)
+        self.assertEqual(page.count("<section id="), 2)
         self.assertLess(page.index("a/tile.trials.jsonl"), page.index("b/score.trials.jsonl"))
         self.assertIn("Highest score: <b>BM=128,BN=64</b>", page)
         self.assertIn("<h3>Configs by score</h3>", page)
@@ -126,8 +127,9 @@ class ReportCli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stderr, f"{log}:6: warning: unreadable line skipped\n")
         page = (self.dir / "tune_report.html").read_text()
-        self.assertIn("Lowest median: <b>A=2</b> at 1.9 ms (phase search). Runoff: <b>A=2</b> "
-                      "wins (challenger_wins).", page)
+        self.assertIn("Lowest median: <b>A=2</b> at 1.9 ms (phase search). Speed-up 1.05x over "
+                      "the incumbent A=1 (2.0000 ms). Runoff: <b>A=2</b> wins (challenger_wins).",
+                      page)
         self.assertEqual(page.count('<path class="runoff"'), 2)
         self.assertIn("<tr><th>pairs</th><td>40</td></tr>", page)
         self.assertIn("unreadable line skipped", page)

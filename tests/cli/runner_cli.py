@@ -12,6 +12,7 @@ cubin. Both buckets see the same fake; the tests look at the bucket 'n<=4096'.
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -161,6 +162,14 @@ class RunnerCli(unittest.TestCase):
         self.assertEqual(result["device"], "Fake GPU")
         self.assertEqual(result["driver"], "999.1")
         self.assertEqual(result["invalid"], 5)
+        # The incumbent as measured, for the speed-up: in the result and the record's entry.
+        self.assertEqual(result["incumbent"], {"config_id": block(64), "median_ms": 1000.0 / 64})
+        entry = [e for e in json.loads(self.record.read_text())["entries"]
+                 if e["bucket"] == BUCKET][0]
+        self.assertEqual(entry["incumbent"], {"config_id": block(64), "median_ms": 1000.0 / 64})
+        self.assertIn(f"{BUCKET}: winner BLOCK=512 at 1.9531 ms, by runoff challenger_wins "
+                      "(20 pairs, -87.50%, p=9.54e-07); speed-up 8.00x over the incumbent "
+                      "BLOCK=64 (15.6250 ms)\n", r.stderr)
         self.assertIn(f"{BUCKET}: winner BLOCK=512 at 1.9531 ms, by runoff challenger_wins "
                       "(20 pairs, ", r.stderr)
 
@@ -270,8 +279,10 @@ class RunnerCli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.splitlines(), [
             "saxpy: wrote saxpy.json (sm_90), verified",
-            "  large: BLOCK=512 1.9531 ms (runoff challenger_wins)",
-            "  n<=4096: BLOCK=512 1.9531 ms (runoff challenger_wins)",
+            "  large: BLOCK=512 1.9531 ms (runoff challenger_wins); speed-up 8.00x over the "
+            "incumbent BLOCK=64 (15.6250 ms)",
+            "  n<=4096: BLOCK=512 1.9531 ms (runoff challenger_wins); speed-up 8.00x over the "
+            "incumbent BLOCK=64 (15.6250 ms)",
         ])
         self.assertTrue((self.logdir / "sm_90" / "large.trials.jsonl").exists())
         record = json.loads(self.record.read_text())
@@ -689,6 +700,74 @@ class RunnerCli(unittest.TestCase):
     def state_of(self, b):
         [t] = [t for t in self.trials() if t["config_id"] == block(b) and t["phase"] != "runoff"]
         return t["state"], t.get("reason", "")
+
+    def test_a_total_budget_is_split_across_the_stale_buckets_of_the_build(self):
+        # Issue 46 item 11: `tuner tune --build-dir` (the tune target) counts the stale buckets
+        # of every kernel, then gives each an equal share of what is left as it starts.
+        self.record.write_text("old record\n")
+        (self.build / "tune" / "kernels.list").write_text("saxpy\n")
+        tune = [TUNER, "tune", "--build-dir", str(self.build), "--cmake", shutil.which("true")]
+        r = subprocess.run([*tune, "--total-budget", "100"], capture_output=True, text=True,
+                           env=self.env(FAKE_TAME=1), timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("tune: a total budget of 100 s for 2 stale buckets: each gets an equal "
+                      "share of what is left when it starts, at most its own budget_s\n",
+                      r.stderr)
+        shares = re.findall(r"tuner run: saxpy sm_90 bucket '([^']+)': (\d+) s of the total "
+                            r"budget \((\d+) s left for (\d) buckets?\)", r.stderr)
+        self.assertEqual([(b, n) for b, _, _, n in shares], [(BUCKET, "2"), ("large", "1")])
+        first, second = (int(s) for _, s, _, _ in shares)
+        self.assertIn(first, (49, 50))      # half of 100 s
+        self.assertGreater(second, first)   # what the first left goes to the second
+        self.assertIn("saxpy: wrote saxpy.json (sm_90), verified", r.stdout)
+        # Fresh now: nothing to split, nothing to do.
+        r = subprocess.run(tune, capture_output=True, text=True,
+                           env=self.env(FAKE_TAME=1, TUNE_BUDGET_S=100), timeout=300)
+        self.assertEqual((r.returncode, r.stdout),
+                         (0, "tune.saxpy: record saxpy.json is fresh (sm_90), nothing to do\n"))
+        self.assertNotIn("total budget", r.stderr)
+        # TUNE_BUDGET_S in the environment is the default of --total-budget.
+        self.record.write_text("old record\n")
+        r = subprocess.run([TUNER, "tune", "--manifest", str(self.manifest), "--cmake",
+                            shutil.which("true")], capture_output=True, text=True,
+                           env=self.env(FAKE_TAME=1, TUNE_BUDGET_S=60), timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("tune: a total budget of 60 s for 2 stale buckets", r.stderr)
+        r = subprocess.run([*tune, "--total-budget", "0"], capture_output=True, text=True,
+                           env=self.env())
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--total-budget: must be a number of seconds in (0, 604800]", r.stderr)
+        r = subprocess.run([*tune, "--manifest", str(self.manifest)], capture_output=True,
+                           text=True, env=self.env())
+        self.assertEqual(r.returncode, 2, r.stderr)
+
+    @unittest.skipIf(os.path.exists("/dev/nvidiactl"), "an NVIDIA driver is running here")
+    def test_tune_without_a_gpu_says_what_is_stale_and_how_to_pin_it(self):
+        # Issue 46 item 13: the tune target on a host without a GPU prints the notes the record
+        # test prints (what changed, the re-tune, the pins), and ends with the one command that
+        # pins every stale record again.
+        r = self.tuner_run(env=self.env(FAKE_TAME=1))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # Stale, with the candidates' cache keys (and so the cached cubins) as they were.
+        record = json.loads(self.record.read_text())
+        record["source_hash"] = "0" * 64
+        self.record.write_text(json.dumps(record))
+        env = self.env()
+        del env["TUNE_RUNNER_WORKER_CMD"]
+        r = subprocess.run([TUNER, "tune", "--manifest", str(self.manifest), "--cmake",
+                            shutil.which("true"), "--warm-first"], capture_output=True,
+                           text=True, env=env, timeout=300)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("tune.saxpy: record saxpy.json is stale (sm_90):\n", r.stderr)
+        self.assertIn(f"saxpy.json: note: re-tune with: cmake --build {self.build} --target "
+                      "tune.saxpy\n", r.stderr)
+        self.assertIn("saxpy.json: note: or, without a GPU, pin a config instead: tuner record "
+                      f"set --manifest {self.manifest} --bucket large --config BLOCK=1024\n",
+                      r.stderr)
+        self.assertEqual(r.stderr.splitlines()[-1],
+                         "tune.saxpy: note: to make the stale record fresh without a GPU, pin it "
+                         "again to the configs it records: tuner record repin --manifest "
+                         f"{self.manifest}")
 
     def test_tuner_tune_compiles_ahead_unless_asked_to_warm_first(self):
         # BLOCK=32 has no cache entry. On one device `tuner tune` compiles it (nvcc, the

@@ -127,14 +127,19 @@ class ShardsCli(ShardProject, unittest.TestCase):
         self.assertEqual(r.stdout, "sm_90 shard 1/2: 7 candidates: 'n<=4096' 1..7\n"
                                    "sm_90 shard 2/2: 7 candidates: 'large' 1..7\n")
 
-    def test_shards_of_a_whole_build_tree(self):
-        # A second kernel in the build tree, on the same space, tuned for sm_80 and sm_90.
+    def second_kernel(self):
+        """A second kernel in the build tree, `axpy`, on the same space, tuned for sm_80 and
+        sm_90; both kernels declared. Its manifest's path."""
         other = clitest.manifest(
             self.build / "tune" / "axpy" / "manifest.json", self.dir / "src", "axpy",
             build=self.build, sources=[self.dir / "src" / "saxpy.cu"],
             space=self.dir / "src" / "saxpy.toml", archs=["sm_80", "sm_90"],
             cache_dir=self.cache, log_dir=self.build / "tune" / "axpy", runner=RUNNER)
         (self.build / "tune" / "kernels.list").write_text("saxpy\naxpy\n")
+        return other
+
+    def test_shards_of_a_whole_build_tree(self):
+        other = self.second_kernel()
         r = self.tuner("shards", "--build-dir", str(self.build), "--count", "3", "--json")
         self.assertEqual(r.returncode, 0, r.stderr)
         matrix = json.loads(r.stdout)["include"]
@@ -163,6 +168,39 @@ class ShardsCli(ShardProject, unittest.TestCase):
         r = self.tuner("shards", "--build-dir", str(self.dir / "nowhere"), "--count", "2")
         self.assertEqual(r.returncode, 2)
         self.assertIn("no kernel in the build tree", r.stderr)
+
+    def test_stale_only_plans_the_stale_kernels_and_architectures(self):
+        # Issue 46 item 6: a plan job measures nothing that is fresh.
+        other = self.second_kernel()
+        # saxpy (sm_90) pinned fresh; axpy has no records (sm_80, sm_90): both stale.
+        for bucket in BUCKETS:
+            r = self.tuner("record", "set", "--manifest", str(self.manifest), "--bucket", bucket,
+                           "--config", block(64))
+            self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.tuner("shards", "--build-dir", str(self.build), "--count", "2", "--stale-only",
+                       "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        matrix = json.loads(r.stdout)["include"]
+        self.assertEqual([(e["arch"], e["shard"], e["kernels"]) for e in matrix],
+                         [("sm_80", "1/2", ["axpy"]), ("sm_80", "2/2", ["axpy"]),
+                          ("sm_90", "1/2", ["axpy"]), ("sm_90", "2/2", ["axpy"])])
+        # Without it, every kernel.
+        r = self.tuner("shards", "--build-dir", str(self.build), "--count", "1", "--json")
+        self.assertEqual([e["kernels"] for e in json.loads(r.stdout)["include"]],
+                         [["saxpy", "axpy"], ["axpy"]])
+        # --count 1: one entry per architecture, the merge matrix.
+        r = self.tuner("shards", "--build-dir", str(self.build), "--count", "1", "--stale-only",
+                       "--json")
+        self.assertEqual([(e["arch"], e["kernels"]) for e in json.loads(r.stdout)["include"]],
+                         [("sm_80", ["axpy"]), ("sm_90", ["axpy"])])
+        # Nothing stale: an empty matrix, and stderr says so.
+        (self.build / "tune" / "kernels.list").write_text("saxpy\n")
+        r = self.tuner("shards", "--build-dir", str(self.build), "--count", "2", "--stale-only",
+                       "--json")
+        self.assertEqual((r.returncode, r.stdout, r.stderr),
+                         (0, '{"include":[]}\n',
+                          "tuner shards: every record is fresh: no shard to run\n"))
+        self.assertTrue(other.exists())
 
     def test_bad_shard_is_refused(self):
         for spec, why in [("0/2", "the index must be between 1 and 2"),

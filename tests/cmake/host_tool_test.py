@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A consumer configured without TUNE_TUNER_EXECUTABLE: the first configure builds the host
 tuner (it must read the spaces to write Ninja's graph), the next one only re-checks it, and
-build steps run that same tool rather than building the in-tree `tuner` a second time.
+build steps run that same tool rather than building the in-tree `tuner` a second time; a
+kernel's runner links tune's libraries from the host tool's tree, so that nothing of tune is
+compiled twice.
 
 Slow (it compiles tune_core and the tuner; Debug to keep it shorter), so it has its own label.
 """
@@ -11,6 +13,7 @@ import unittest
 
 import consumer
 from consumer import Project
+import multi_config_test  # its harness (not its tests: only the module is imported)
 
 
 class HostToolTest(unittest.TestCase):
@@ -72,6 +75,35 @@ class HostToolTest(unittest.TestCase):
         self.assertEqual(b.rc, 0, b)
         self.assertFalse((self.p.build / "tune" / "tuner" / "tuner").exists())
         self.assertFalse((self.p.build / "tune" / "tuner" / "libtune_core.a").exists())
+
+
+    def test_6_a_runner_links_the_libraries_of_the_host_tree(self):
+        text = (self.p.src / "CMakeLists.txt").read_text()
+        text = text.replace("  ARCH sm_90\n  LINK_LIBRARIES scale_defs)",
+                            "  ARCH sm_90\n  HARNESS harness/scale_harness.cpp\n"
+                            "  LINK_LIBRARIES scale_defs)")
+        self.p.write("CMakeLists.txt", text)
+        self.p.write("harness/scale_harness.cpp", multi_config_test.HARNESS)
+        again = self.p.configure()
+        self.assertEqual(again.rc, 0, again)
+        self.assertNotIn("building the host tuner", again.stdout)
+        b = self.p.build_target("scale.runner")
+        self.assertEqual(b.rc, 0, b)
+        self.assertIn("Bringing tune's libraries up to date (in the host tuner's tree)", b.stdout)
+        self.assertTrue((self.p.build / "tune" / "scale" / "scale.runner").is_file())
+        # tune_core and the runner library come from the host tree, compiled there once.
+        tool_dir = self.p.build / "_tune_host_tool"
+        self.assertTrue((tool_dir / "tuner" / "libtune_runner.a").is_file())
+        self.assertFalse((self.p.build / "tune" / "tuner" / "CMakeFiles").exists())
+        link = consumer.run(["ninja", "-C", self.p.build, "-t", "commands", "scale.runner"])
+        [line] = [l for l in link.stdout.splitlines() if "-o tune/scale/scale.runner" in l]
+        # (Ninja names them relative to the build tree.)
+        self.assertIn(" _tune_host_tool/tuner/libtune_runner.a ", line)
+        self.assertIn(" _tune_host_tool/tuner/libtune_core.a ", line)
+        # A second build has nothing to do.
+        b = self.p.build_target("scale.runner")
+        self.assertEqual(b.rc, 0, b)
+        self.assertNotIn("Linking", b.stdout)
 
 
 if __name__ == "__main__":

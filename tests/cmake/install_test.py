@@ -204,6 +204,34 @@ class InstallTest(unittest.TestCase):
         self.assertEqual(gate.rc, 0, gate)
         (self.src / "records" / "copy.json").unlink()  # the other steps expect no record
 
+    def test_9_the_runtime_component_alone(self):
+        # What the package of a library that embeds winners finds: tune::runtime, and nothing
+        # of the tuner (no tune::core, no functions, none of their dependencies looked for).
+        src = self.root / "runtime_only"
+        src.mkdir(exist_ok=True)
+        (src / "CMakeLists.txt").write_text(
+            "cmake_minimum_required(VERSION 3.25)\n"
+            "project(runtime_only LANGUAGES CXX)\n"
+            "find_package(Tune CONFIG REQUIRED COMPONENTS runtime)\n"
+            "get_target_property(libs tune::runtime INTERFACE_LINK_LIBRARIES)\n"
+            "get_target_property(features tune::runtime INTERFACE_COMPILE_FEATURES)\n"
+            "message(STATUS \"runtime: ${Tune_runtime_FOUND} features: ${features} libs: "
+            "${libs}\")\n"
+            "if(TARGET tune::core OR COMMAND tune_add_kernel OR TARGET fmt::fmt)\n"
+            "  message(FATAL_ERROR \"more than the runtime\")\n"
+            "endif()\n")
+        r = run([consumer.ARGS.cmake, "-S", src, "-B", src / "build", "-G", "Ninja",
+                 f"-DCMAKE_PREFIX_PATH={self.prefix}"])
+        self.assertEqual(r.rc, 0, r)
+        line = re.search(r"-- runtime: TRUE features: cxx_std_17 libs: (.*)\n", r.stdout)
+        self.assertIsNotNone(line, r.stdout)
+        self.assertIn("$<LINK_ONLY:dl>", line.group(1))
+        for heavy in ("tune::", "fmt", "OpenSSL", "CURL", "toml"):
+            self.assertNotIn(heavy, line.group(1))
+        for rel in ("lib/libtune_runtime.a", "lib/cmake/Tune/TuneRuntimeTargets.cmake",
+                    "include/tuner/runtime/embedded.hpp"):
+            self.assertTrue((self.prefix / rel).is_file(), rel)
+
 
 if __name__ == "__main__":
     consumer.main()

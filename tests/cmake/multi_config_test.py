@@ -104,5 +104,35 @@ class MultiConfigTest(unittest.TestCase):
         self.assertIn("100% tests passed", gate.stdout)
 
 
+    def test_5_tune_runners_builds_the_runners_and_nothing_else(self):
+        # Issue 46 item 6: what a CI shard job builds before `tuner run --shard`.
+        dry = consumer.run([consumer.ARGS.cmake, "--build", self.p.build, "--config", "Release",
+                            "--target", "tune-runners", "--", "-n"])
+        self.assertEqual(dry.rc, 0, dry)
+        self.assertIn("Linking CXX executable tune/scale/scale.runner", dry.stdout)
+        self.assertNotIn("warm ", dry.stdout)
+        self.assertNotIn("tuner warm", dry.stdout)
+
+    def test_6_the_tune_targets_take_the_total_budget(self):
+        # Issue 46 item 11: TUNE_BUDGET_S reaches `tuner tune` of the tune target (every kernel of
+        # the build at once) and of each tune.<name>; a value that is not seconds stops the
+        # configure.
+        r = self.p.configure("-DTUNE_BUDGET_S=3600", generator="Ninja Multi-Config")
+        self.assertEqual(r.rc, 0, r)
+        ninja = (self.p.build / "CMakeFiles" / "impl-Release.ninja").read_text()
+        self.assertRegex(ninja, r"tune --build-dir \S+ --cmake \S+ --compile-jobs \d+ "
+                                r"--total-budget 3600")
+        self.assertRegex(ninja, r"tune --manifest \S+scale/manifest.json --cmake \S+ "
+                                r"--compile-jobs \d+ --total-budget 3600")
+        r = self.p.configure("-DTUNE_BUDGET_S=1h", generator="Ninja Multi-Config")
+        self.assertNotEqual(r.rc, 0, r)
+        self.assertIn("TUNE_BUDGET_S='1h' is not a number of seconds: set -DTUNE_BUDGET_S=3600 "
+                      "for an hour, or empty for none", consumer.squash(r.stderr))
+        r = self.p.configure("-DTUNE_BUDGET_S=", generator="Ninja Multi-Config")
+        self.assertEqual(r.rc, 0, r)
+        ninja = (self.p.build / "CMakeFiles" / "impl-Release.ninja").read_text()
+        self.assertNotIn("--total-budget", ninja)
+
+
 if __name__ == "__main__":
     consumer.main()

@@ -144,6 +144,34 @@ TEST(RecordTest, DumpIsSortedAndStable) {
 )");
 }
 
+TEST(RecordTest, TheIncumbentRoundTripsAndGivesTheSpeedUp) {
+  Record r = fresh_record();
+  RecordEntry e = *r.get("m<=512");
+  e.incumbent = IncumbentTiming{"BM=128", 0.2468};
+  r.insert(e);
+  const std::string text = r.dump();
+  EXPECT_NE(text.find("\"incumbent\": {\n        \"config_id\": \"BM=128\",\n        "
+                      "\"median_ms\": 0.2468\n      },"),
+            std::string::npos)
+      << text;
+  result<Record> back = Record::parse(text, "r.json");
+  ASSERT_TRUE(back) << back.error().str();
+  EXPECT_EQ(back->get("m<=512")->incumbent, e.incumbent);
+  EXPECT_FALSE(back->get("large")->incumbent);  // absent: not written, not read
+  EXPECT_EQ(describe_speedup(*e.incumbent, "BM=64", 0.1234),
+            "speed-up 2.00x over the incumbent BM=128 (0.2468 ms)");
+  EXPECT_EQ(describe_speedup(*e.incumbent, "BM=128", 0.2468), "the incumbent itself");
+  EXPECT_EQ(describe_speedup(IncumbentTiming{"S=1", 2.0}, "S=2", 3.0, true),
+            "1.50x the score of the incumbent S=1 (2)");
+  // A median that is not a positive number is refused where it is written.
+  std::string bad = text;
+  bad.replace(bad.find("0.2468"), 6, "-1");
+  result<Record> refused = Record::parse(bad, "r.json");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("incumbent.median_ms"), std::string::npos)
+      << refused.error().str();
+}
+
 TEST(RecordTest, InsertReplacesAndGetMatchesExactly) {
   Record r = fresh_record();
   r.insert(entry("large", "bbbbbbbbbbbbbbbb", 128, 1.25));

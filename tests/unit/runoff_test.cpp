@@ -118,5 +118,47 @@ TEST(RunoffTest, WarningsRoundTripAndAreOmittedWhenNone) {
   EXPECT_TRUE(j.get<RunoffStats>().warnings.empty());
 }
 
+TEST(RunoffTest, TheDecisionAsASentenceSaysWhoWasKeptAndWhy) {
+  RunoffStats s;
+  s.pairs = 200;
+  s.challenger_faster = 117;
+  s.incumbent = "A=1";
+  s.challenger = "A=2";
+  s.incumbent_median_ms = 0.12512345;
+  s.challenger_median_ms = 0.12433333;
+  s.margin_pct = 1.0;
+  s.alpha = 0.05;
+  const std::string pairs =
+      "117 of 200 pairs favoured the challenger A=2 (0.1243 ms against 0.1251 ms for the "
+      "incumbent A=1), a paired median difference of ";
+  const struct {
+    RunoffOutcome outcome;
+    double diff_pct, p;
+    std::string said;
+  } cases[] = {
+      {RunoffOutcome::tie, -0.6316789, 0.0132456789,
+       "-0.63% (p = 0.013): within the 1% margin, a tie: the incumbent A=1 is kept"},
+      {RunoffOutcome::tie, -1.5, 0.2,
+       "-1.50% (p = 0.2): past the 1% margin but not significant at 0.05, a tie: the incumbent "
+       "A=1 is kept"},
+      {RunoffOutcome::challenger_wins, -1.5, 0.001,
+       "-1.50% (p = 0.001): past the 1% margin and significant at 0.05: the challenger wins"},
+      {RunoffOutcome::incumbent_wins, 2.5, 0.001,
+       "+2.50% (p = 0.001): past the 1% margin and significant at 0.05: the incumbent wins"},
+  };
+  for (const auto& c : cases) {
+    s.outcome = c.outcome;
+    s.median_diff_pct = c.diff_pct;
+    s.p_value = c.p;
+    EXPECT_EQ(describe_runoff(s), pairs + c.said);
+  }
+  s.outcome = RunoffOutcome::forfeit;
+  s.winner = "A=1";
+  EXPECT_EQ(describe_runoff(s), "A=2 failed its setup in the runoff: A=1 wins by forfeit");
+  s.winner.clear();
+  EXPECT_EQ(describe_runoff(s),
+            "both finalists (A=1 and A=2) failed their setup in the runoff: no winner");
+}
+
 }  // namespace
 }  // namespace tune

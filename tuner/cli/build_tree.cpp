@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <fstream>
+
+#include <fmt/core.h>
 
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
@@ -47,6 +50,17 @@ std::vector<fs::path> build_tree_manifests(const fs::path& build_dir) {
   }
   std::sort(manifests.begin(), manifests.end());
   return manifests;
+}
+
+std::optional<std::vector<fs::path>> some_build_tree_manifests(const std::string& build_dir,
+                                                               const char* command) {
+  std::vector<fs::path> manifests = build_tree_manifests(build_dir);
+  if (!manifests.empty()) return manifests;
+  fmt::print(stderr,
+             "{}: error: no kernel in the build tree '{}' (no {}/tune/kernels.list or manifest): "
+             "configure it with CMake first\n",
+             command, build_dir, build_dir);
+  return std::nullopt;
 }
 
 }  // namespace tune::cli

@@ -19,4 +19,9 @@ std::optional<std::vector<std::string>> declared_kernels(const std::filesystem::
 /// order, else every <build_dir>/tune/*/manifest.json in name order.
 std::vector<std::filesystem::path> build_tree_manifests(const std::filesystem::path& build_dir);
 
+/// build_tree_manifests, or nullopt after `<command>: error: no kernel in the build tree 'D' (no
+/// D/tune/kernels.list or manifest): configure it with CMake first` when there is none.
+std::optional<std::vector<std::filesystem::path>> some_build_tree_manifests(
+    const std::string& build_dir, const char* command);
+
 }  // namespace tune::cli

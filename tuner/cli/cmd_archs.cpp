@@ -49,6 +49,7 @@ void add_archs_command(CLI::App& app, Run& run) {
   auto opt = std::make_shared<ArchsOptions>();
   auto* sub = app.add_subcommand("archs", "list the architectures a record may be tuned for");
   sub->add_flag("--json", opt->json, "print each architecture with its resource limits as JSON");
+  sub->footer("Exit status: 0 printed, 2 bad usage.");
   sub->callback([&run, opt] { run = [opt] { return run_archs(*opt); }; });
 }
 

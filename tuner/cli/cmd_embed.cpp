@@ -6,7 +6,9 @@
 // functions that load an image for the current device. With --depfile it also names what it
 // read (cli/step_depfile.hpp, and each image's cache entry and cubin), so that the build step
 // runs again after an edit of any of them.
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,6 +57,7 @@ struct Image {
   std::string sha256;
   std::string bytes;
   bool incumbent = false;
+  Config config;  // its params go into the image, for the launch geometry
 };
 
 int sm_of(const std::string& arch) {
@@ -127,6 +130,7 @@ std::optional<Image> find_image(const KernelBuild& build, const CacheKeyer& keye
   im.sm = sm_of(arch);
   im.bucket_name = bucket;
   im.config_id = config.id();
+  im.config = config;
   im.symbol = outcome.entry.function_name(m.entry);
   im.key = key.digest;
   im.bytes = read_file(cache.cubin_path(key.digest));
@@ -153,7 +157,7 @@ std::string header_text(const std::string& winners, const std::string& ns) {
   std::string h = winners;
   h += fmt::format(R"(
 // The embedded winners (tuner embed): one cubin per recorded architecture and bucket, the bytes
-// the tuner timed. Link tune::runtime; no compiler runs.
+// the tuner timed. Link tune::runtime (C++17, nothing of the tuner); no compiler runs.
 #include <tuner/runtime/embedded.hpp>
 
 namespace {0} {{
@@ -172,13 +176,16 @@ inline const ::tune::runtime::EmbeddedImage& image(Bucket b) {{
 }}
 
 /// The winner of bucket `b` on the current context's device, its module loaded once per
-/// context. Throws tune::error for a device without winners (unless embedded with a fallback).
+/// context. Throws tune::runtime::error for a device without winners (unless embedded with a
+/// fallback). Launch it with the geometry of the image it loads, `image(b)`'s params
+/// (`::tune::runtime::int_param(image(b), "BLOCK")`): a fallback image has its own.
 inline CUfunction function(Bucket b) {{ return ::tune::runtime::load_function(image(b)); }}
 
-/// The bucket `select` picks for `s`; throws tune::error when no bucket takes the shape.
+/// The bucket `select` picks for `s`; throws tune::runtime::error when no bucket takes the
+/// shape.
 inline Bucket bucket_for(const Shape& s) {{
   if (std::optional<Bucket> b = select(s)) return *b;
-  throw ::tune::error("no bucket of kernel '" + std::string(embedded().kernel) +
+  throw ::tune::runtime::error("no bucket of kernel '" + std::string(embedded().kernel) +
                       "' takes this shape");
 }}
 
@@ -203,14 +210,28 @@ std::string source_text(const std::vector<Image>& images, const std::string& hea
         "= {{\n{}}};\n\n",
         images[i].arch, images[i].bucket_name, images[i].config_id, images[i].bytes.size(),
         images[i].sha256, i, c_array(images[i].bytes));
+  // Each image's params: the launch geometry of whichever image the loader picks.
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    s += fmt::format("const ::tune::runtime::EmbeddedParam params_{}[] = {{\n", i);
+    for (const auto& [name, value] : images[i].config.params())
+      s += !value.is_int() ? fmt::format("  {{{}, 0, {}}},\n", nlohmann::json(name).dump(),
+                                         nlohmann::json(value.as_string()).dump())
+           : value.as_int() == std::numeric_limits<std::int64_t>::min()
+               ? fmt::format("  {{{}, -9223372036854775807LL - 1, nullptr}},\n",
+                             nlohmann::json(name).dump())
+               : fmt::format("  {{{}, {}LL, nullptr}},\n", nlohmann::json(name).dump(),
+                             value.as_int());
+    s += "};\n\n";
+  }
   s += "const ::tune::runtime::EmbeddedImage images[] = {\n";
   for (std::size_t i = 0; i < images.size(); ++i) {
     const Image& im = images[i];
-    s += fmt::format("  {{{}, {}, {}, {}, {}, {}, {}, {}, image_{}, sizeof image_{}, {}}},\n",
-                     im.sm, im.bucket, nlohmann::json(im.arch).dump(),
-                     nlohmann::json(im.bucket_name).dump(), nlohmann::json(im.config_id).dump(),
-                     nlohmann::json(im.symbol).dump(), nlohmann::json(im.key).dump(),
-                     nlohmann::json(im.sha256).dump(), i, i, im.incumbent ? "true" : "false");
+    s += fmt::format(
+        "  {{{}, {}, {}, {}, {}, {}, {}, {}, image_{}, sizeof image_{}, {}, params_{}, {}}},\n",
+        im.sm, im.bucket, nlohmann::json(im.arch).dump(), nlohmann::json(im.bucket_name).dump(),
+        nlohmann::json(im.config_id).dump(), nlohmann::json(im.symbol).dump(),
+        nlohmann::json(im.key).dump(), nlohmann::json(im.sha256).dump(), i, i,
+        im.incumbent ? "true" : "false", i, im.config.params().size());
   }
   s += fmt::format(
       "}};\n\n}}  // namespace\n\nconst ::tune::runtime::EmbeddedKernel& embedded() {{\n"

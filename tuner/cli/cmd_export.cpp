@@ -93,6 +93,10 @@ void add_export_command(CLI::App& app, Run& run) {
       ->required();
   sub->add_option("--output,-o", opt->output, "write to this file instead of stdout");
   sub->add_option("logs", opt->logs, "trial logs (.trials.jsonl) of one search")->required();
+  sub->footer(
+      "Exit status: 0 exported, 2 bad usage or input (an unknown format, a missing or unreadable "
+      "file, one that is not a trial log, logs of different searches), 3 the output cannot be "
+      "written.");
   sub->callback([&run, opt] { run = [opt] { return run_export(*opt); }; });
 }
 

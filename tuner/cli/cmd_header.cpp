@@ -146,6 +146,10 @@ void add_header_command(CLI::App& app, Run& run) {
   sub->add_option("--type-param", opt->type_params,
                   "a mapped string param whose C++ text is a type: `using NAME = text;` "
                   "(repeatable; the others are `static constexpr auto NAME = text;`)");
+  sub->footer(
+      "Exit status: 0 written (or unchanged), 1 a bucket has no winner and no incumbent, 2 bad "
+      "usage or input (manifest, space, an unreadable record, names the header cannot hold), 3 "
+      "nvcc cannot be run or the header cannot be written.");
   sub->callback([&run, opt] { run = [opt] { return run_header(*opt); }; });
 }
 

@@ -110,6 +110,9 @@ void add_key_command(CLI::App& app, Run& run) {
                   "the architecture (default: every one the manifest declares)");
   sub->add_flag("--explain", opt->explain, "list every input that went into the key");
   sub->add_flag("--json", opt->json, "print the key and its inputs as JSON");
+  sub->footer(
+      "Exit status: 0 printed, 2 bad usage or input (manifest, space, arch or config), 3 nvcc "
+      "cannot be run.");
   sub->callback([&run, opt] { run = [opt] { return run_key(*opt); }; });
 }
 

@@ -355,6 +355,9 @@ void add_record_command(CLI::App& app, Run& run) {
   auto* sub =
       app.add_subcommand("record", "edit a record without measuring (record set, record repin)");
   sub->require_subcommand(1);
+  sub->footer(
+      "Exit status: that of the subcommand ('tuner record set --help', 'tuner record repin "
+      "--help'); 2 bad usage.");
   auto opt = std::make_shared<RecordSetOptions>();
   auto* set = sub->add_subcommand(
       "set", "pin a config as a bucket's winner without measuring (the entry says pinned)");
@@ -369,6 +372,10 @@ void add_record_command(CLI::App& app, Run& run) {
                 "pin a config whose cached compile failed or is over the architecture's limits "
                 "(the entry is marked forced)");
   set->add_flag("--json", opt->json, "print what was pinned, and what it replaced, as JSON");
+  set->footer(
+      "Exit status: 0 pinned, 2 bad usage or input (manifest, space, arch, bucket, config, an "
+      "invalid compile without --force, an unreadable record or one of another kernel, a record "
+      "locked by a tune), 3 nvcc cannot be run or the record cannot be written.");
   set->callback([&run, opt] { run = [opt] { return run_record_set(*opt); }; });
   auto ropt = std::make_shared<RepinOptions>();
   auto* repin = sub->add_subcommand(

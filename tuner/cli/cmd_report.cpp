@@ -8,7 +8,12 @@
 // the times span more than 10x) beside the best so far against time; "configs by median", the
 // fastest measured configs as bars with their distance from the best; "which params matter",
 // each varying param's values with the median of the configs that have them, params ordered by
-// spread; the invalid trials grouped by reason; and the runoff's statistics. Params with one value
+// spread, green marking the best config's value as it marks the best config above; the invalid
+// trials grouped by reason; and the runoff as a sentence (who was kept, and why) over its
+// statistics, formatted. The summary line gives the best config's speed-up over the incumbent
+// (the first config of the required phase). A page of several logs starts with a summary table
+// (per log: arch, trials, the best config, its median and speed-up, the runoff's outcome, a link
+// to its section). Params with one value
 // in every trial are listed once in the header and left out of the config labels, which wrap at
 // commas. One self-contained file: inline SVG and CSS, no script and nothing fetched, and the same
 // logs always give the same bytes.
@@ -22,6 +27,8 @@
 // --json prints, instead of the `wrote` line, {"output" (null without -o: --json alone writes
 // no page), "trials", "logs": [{"log", "tuner",
 // "objective", "trials", "measured", "invalid", "best": {"id", "median_ms", "phase"} or null,
+// "incumbent": {"id", "median_ms"} or null, "speed_up" (the incumbent's median over the best's,
+// the best's score over the incumbent's when the log maximizes; or null),
 // "runoff_winner" (or null), "prior" (the header's, or null), "prior_guided" (trials measured
 // first as the prior's best), "costs" (where the time went, as the page's summary says it:
 // {"timed_trials", "wall_s", "timed_s", "strategy_s", "compile_wait_s", "compiled", "compile_s",
@@ -64,6 +71,7 @@
 #include <tuner/core/record/html_plot.hpp>
 #include <tuner/core/record/record.hpp>
 #include <tuner/core/search/overhead.hpp>
+#include <tuner/core/search/runoff.hpp>
 
 namespace tune::cli {
 namespace {
@@ -87,13 +95,16 @@ std::string escape(std::string_view text) {
 // marks. Memory grows with the configs, not the trials (but for the time plot's points).
 struct LogDigest {
   std::string path;
+  std::size_t index = 0;  // its place on the page: the section's anchor `log-<index>`
   json header;
   bool maximize = false;
   std::vector<std::string> warnings;
   std::size_t trials = 0, measured = 0, prior_guided = 0;
   std::optional<json> best;  // {config_id, median_ms, phase} of the best non-runoff trial
   double best_median = 0;
-  json runoff;  // the first runoff statistics, or null
+  json runoff;                               // the first runoff statistics, or null
+  std::optional<IncumbentTiming> incumbent;  // the first config of the required phase
+  bool incumbent_seen = false;
   ConstantParams constant;
   std::map<std::string, ConfigDigest> configs;
   struct Reason {
@@ -109,6 +120,10 @@ struct LogDigest {
 
   void add(const json& t) {
     ++trials;
+    if (!incumbent_seen && t.value("phase", "") == "required") {
+      incumbent_seen = true;
+      if (const auto m = median_of(t)) incumbent = IncumbentTiming{field(t, "config_id"), *m};
+    }
     if (t.contains("prior_rank")) ++prior_guided;
     constant.add(t);
     add_config_trial(configs, t, maximize);
@@ -132,57 +147,20 @@ struct LogDigest {
   }
 };
 
-// The record's entry of the log's bucket, when the log lies in its kernel's build folder and the
-// record reads (see the top of this file); null otherwise.
-json record_entry(const std::string& log_path, const json& header) {
-  const fs::path manifest = fs::path(log_path).parent_path().parent_path() / "manifest.json";
-  std::error_code ec;
-  if (!fs::is_regular_file(manifest, ec)) return nullptr;
-  result<Manifest> m = Manifest::load(manifest);
-  const std::string tuner = field(header, "tuner");  // <kernel>/<bucket>
-  const std::size_t slash = tuner.find('/');
-  if (!m || slash == std::string::npos || tuner.substr(0, slash) != m->kernel) return nullptr;
-  result<fs::path> path = m->record_path(field(header, "arch"));
-  if (!path || !fs::is_regular_file(*path, ec)) return nullptr;
-  result<Record> r = Record::load(*path);
-  if (!r) return nullptr;
-  json out = {{"record", display_path(*m, *path)}, {"config", nullptr}};
-  const RecordEntry* e = r->get(tuner.substr(slash + 1));
-  if (e == nullptr) return out;
-  out["config"] = e->config_id;
-  out["source"] = e->source;
-  out["median_ms"] = e->median_ms ? json(*e->median_ms) : json(nullptr);
-  out["samples"] = e->samples;
-  out["origin"] = e->origin ? json(*e->origin) : json(nullptr);
-  out["forced"] = e->forced ? json{{"status", e->forced->status}, {"reason", e->forced->reason}}
-                            : json(nullptr);
-  return out;
-}
-
-// The record's entry as the page's header says it: `records/k.json: BM=64, pinned (never
-// measured)`.
-std::string record_text(const json& r) {
-  std::string text = field(r, "record") + ": ";
-  if (r.at("config").is_null()) return text + "no entry for this bucket";
-  text += field(r, "config") + ", " + field(r, "source");
-  const std::string source = field(r, "source");
-  if (source == "pinned") text += " (never measured)";
-  if (source != "pinned" && r.at("median_ms").is_number())
-    text += fmt::format(" ({} over {} samples{})", ms(r.at("median_ms").get<double>()),
-                        field(r, "samples"),
-                        r.at("origin").is_string() ? ", " + field(r, "origin") : std::string());
-  if (r.at("forced").is_object())
-    text += fmt::format("; pinned with --force, although invalid ({}): {}",
-                        field(r.at("forced"), "status"), field(r.at("forced"), "reason"));
-  return text;
+// The params of the log's best config (the one "configs by median" marks), or null.
+json best_params(const LogDigest& log) {
+  if (!log.best) return nullptr;
+  auto it = log.configs.find(field(*log.best, "config_id"));
+  if (it == log.configs.end() || !it->second.params) return nullptr;
+  return *it->second.params;
 }
 
 void section(std::ostream& page, LogDigest& log) {
   const json& h = log.header;
   const bool maximize = log.maximize;
   const std::map<std::string, std::string> constant = log.constant.result();
-  std::string out =
-      fmt::format("<section>\n<h2>{}</h2>\n<table class=\"meta\">\n", escape(field(h, "tuner")));
+  std::string out = fmt::format("<section id=\"log-{}\">\n<h2>{}</h2>\n<table class=\"meta\">\n",
+                                log.index, escape(field(h, "tuner")));
   for (auto [name, key] :
        {std::pair{"log", ""}, std::pair{"arch", "arch"}, std::pair{"space hash", "space_hash"},
         std::pair{"source hash", "source_hash"}, std::pair{"toolchain", "toolchain"},
@@ -219,6 +197,11 @@ void section(std::ostream& page, LogDigest& log) {
                        escape(field(*log.best, "config_id")),
                        maximize ? fmt::format("{:.4g}", log.best_median) : ms(log.best_median),
                        escape(field(*log.best, "phase")));
+  if (log.best && log.incumbent)
+    out += " " +
+           escape(capitalized(describe_speedup(*log.incumbent, field(*log.best, "config_id"),
+                                               log.best_median, maximize))) +
+           ".";
   if (!log.runoff.is_null())
     out += fmt::format(" Runoff: <b>{}</b> wins ({}).", escape(field(log.runoff, "winner")),
                        escape(field(log.runoff, "outcome")));
@@ -246,7 +229,8 @@ void section(std::ostream& page, LogDigest& log) {
   out += "<div>\n<h3>Best so far against time</h3>\n" + log.time->svg() + "</div>\n</div>\n";
   out += std::string("<h3>Configs by ") + (maximize ? "score" : "median") + "</h3>\n" +
          bars(log.configs, maximize, constant);
-  out += "<h3>Which params matter</h3>\n" + importance(log.configs, maximize, constant);
+  out += "<h3>Which params matter</h3>\n" +
+         importance(log.configs, maximize, constant, best_params(log));
   if (!log.reasons.empty()) {
     out +=
         "<h3>Invalid trials by reason</h3>\n<table class=\"list\">\n"
@@ -273,17 +257,41 @@ void section(std::ostream& page, LogDigest& log) {
     }
     out += "</table>\n";
   }
-  if (!log.runoff.is_null()) {
-    out += "<h3>Runoff</h3>\n<table class=\"meta\">\n";
-    for (const auto& [key, value] : log.runoff.items())
-      out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape(key),
-                         escape(value.is_string() ? value.get<std::string>() : value.dump()));
-    out += "</table>\n";
-  }
+  if (!log.runoff.is_null()) out += "<h3>Runoff</h3>\n" + runoff_table(log.runoff);
   for (const std::string& w : log.warnings)
     out += fmt::format("<p class=\"warning\">{}</p>\n", escape(w));
   out += "</section>\n";
   page << out;
+}
+
+// One row of the page's summary of several logs: the log's name (a link to its section), arch,
+// trials, the best config and its median, the speed-up over the incumbent, the runoff's outcome.
+std::string summary_row(const LogDigest& log) {
+  std::string best = "none";
+  std::string median = "-";
+  std::string speed_up = "-";
+  if (log.best) {
+    best = escape(field(*log.best, "config_id"));
+    median = log.maximize ? fmt::format("{:.4g}", log.best_median) : ms(log.best_median);
+    if (log.incumbent && log.best_median > 0)
+      speed_up =
+          field(*log.best, "config_id") == log.incumbent->config_id
+              ? "the incumbent"
+              : fmt::format("{:.2f}x", log.maximize ? log.best_median / log.incumbent->median_ms
+                                                    : log.incumbent->median_ms / log.best_median);
+  }
+  std::string label;
+  for (char c : best) {  // long ids wrap at commas
+    label += c;
+    if (c == ',') label += "<wbr>";
+  }
+  return fmt::format(
+      "<tr><td><a href=\"#log-{}\">{}</a></td><td>{}</td><td class=\"num\">{} of {}</td>"
+      "<td class=\"cfg\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>"
+      "</tr>\n",
+      log.index, escape(field(log.header, "tuner")), escape(field(log.header, "arch")),
+      log.measured, log.trials, label, median, speed_up,
+      log.runoff.is_null() ? "-" : escape(field(log.runoff, "outcome")));
 }
 
 // Where a log's time went (the page's summary lines) as data, in seconds; null when no trial
@@ -308,6 +316,13 @@ json log_summary(const LogDigest& log) {
     best_json = {{"id", field(*log.best, "config_id")},
                  {"median_ms", log.best_median},
                  {"phase", field(*log.best, "phase")}};
+  json incumbent = nullptr;
+  if (log.incumbent)
+    incumbent = {{"id", log.incumbent->config_id}, {"median_ms", log.incumbent->median_ms}};
+  json speed_up = nullptr;
+  if (log.incumbent && log.best && log.best_median > 0)
+    speed_up = log.maximize ? log.best_median / log.incumbent->median_ms
+                            : log.incumbent->median_ms / log.best_median;
   return {{"log", log.path},
           {"tuner", field(log.header, "tuner")},
           {"objective", log.maximize ? "maximize" : "minimize"},
@@ -315,6 +330,8 @@ json log_summary(const LogDigest& log) {
           {"measured", log.measured},
           {"invalid", log.trials - log.measured},
           {"best", best_json},
+          {"incumbent", incumbent},
+          {"speed_up", speed_up},
           {"runoff_winner", log.runoff.is_null() ? json() : json(field(log.runoff, "winner"))},
           {"prior", log.header.value("prior", json())},
           {"prior_guided", log.prior_guided},
@@ -351,6 +368,7 @@ int run_report(const ReportOptions& opt) {
   ScratchFile body;
   std::size_t trials = 0;
   json summaries = json::array();
+  std::string summary;  // one row per log, on top of a page of several
   for (const std::string& file : files) {
     // /dev/zero would be read until memory ends; a log over the limit is refused as export does.
     if (auto d = log_file_problem(file)) {
@@ -364,6 +382,7 @@ int run_report(const ReportOptions& opt) {
     }
     LogDigest log;
     log.path = file;
+    log.index = summaries.size() + 1;
     LogLines lines(file, in);
     std::optional<diagnostic> problem = visit_log(lines, {[&](const json& header, bool maximize) {
                                                             log.header = header;
@@ -385,7 +404,8 @@ int run_report(const ReportOptions& opt) {
     trials += log.trials;
     log.record = record_entry(file, log.header);
     section(body.stream(), log);
-    if (opt.json) summaries.push_back(log_summary(log));
+    summary += summary_row(log);
+    summaries.push_back(log_summary(log));
   }
   // --json alone is for scripts reading stdout: no page unless -o asks for one.
   const bool write_page = !opt.json || opt.output_given;
@@ -399,6 +419,11 @@ int run_report(const ReportOptions& opt) {
         out.write(frame.data(), static_cast<std::streamsize>(at));
         out << fmt::format("<h1>tune report</h1>\n<p>{} trial log{}, {} trials.</p>\n",
                            files.size(), files.size() == 1 ? "" : "s", trials);
+        if (files.size() > 1)
+          out << "<h2>Summary</h2>\n<table class=\"list\">\n<tr><th>log</th><th>arch</th>"
+                 "<th>measured</th><th class=\"cfg\">best config</th><th>median</th>"
+                 "<th>speed-up over the incumbent</th><th>runoff</th></tr>\n"
+              << summary << "</table>\n";
         if (sections.peek() != std::char_traits<char>::eof()) out << sections.rdbuf();
         out << frame.substr(at + 1);
       });

@@ -48,6 +48,7 @@
 #include <tuner/core/search/file_lock.hpp>
 #include <tuner/core/store/remote_store.hpp>
 #include <tuner/core/tune/kernel_tune.hpp>
+#include <tuner/core/tune/total_budget.hpp>
 
 namespace tune::cli {
 
@@ -152,7 +153,12 @@ int write_record(const KernelBuild& build, const std::string& arch, const Record
     std::string how = "sequential medians";
     if (!e.runoff.is_null())
       how = fmt::format("runoff {}", e.runoff.value("outcome", std::string("?")));
-    fmt::print("  {}: {} {:.4f} ms ({})\n", e.bucket, e.config.id(), e.median_ms.value_or(0), how);
+    const std::string versus =
+        e.incumbent && e.median_ms
+            ? "; " + describe_speedup(*e.incumbent, e.config.id(), *e.median_ms)
+            : std::string();
+    fmt::print("  {}: {} {:.4f} ms ({}){}\n", e.bucket, e.config.id(), e.median_ms.value_or(0), how,
+               versus);
   }
   std::fflush(stdout);
   return exit_ok;
@@ -201,7 +207,19 @@ int run_arch(const KernelBuild& build, const RunOptions& opt, const std::string&
     const fs::path result_path = dir / bucket_file_name(bucket.name, ".result.json");
     std::optional<BucketResult> r;
     if (opt.bucket.empty() || opt.bucket == bucket.name) {
-      BucketOutcome o = tune_one(build, opt, arch, bucket,
+      RunOptions bucket_opt = opt;
+      if (opt.total_budget != nullptr) {
+        const std::size_t sharing = opt.total_budget->buckets_left();
+        const double left = opt.total_budget->left_s();
+        bucket_opt.budget_s = opt.total_budget->next_bucket(
+            opt.budget_s ? opt.budget_s : build.space.search().budget_s);
+        fmt::print(stderr,
+                   "tuner run: {} {} bucket '{}': {:.0f} s of the total budget ({:.0f} s left for "
+                   "{} bucket{})\n",
+                   manifest.kernel, arch, bucket.name, *bucket_opt.budget_s, left, sharing,
+                   sharing == 1 ? "" : "s");
+      }
+      BucketOutcome o = tune_one(build, bucket_opt, arch, bucket,
                                  dir / bucket_file_name(bucket.name, ".trials.jsonl"), result_path);
       if (o.stop != exit_ok) return o.stop;
       if (o.result && o.result->best) r = std::move(o.result);

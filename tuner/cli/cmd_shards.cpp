@@ -1,10 +1,14 @@
-// `tuner shards --manifest M|--build-dir D --count N [--arch A] [--json]`: the split of a kernel's
-// tune (or of every kernel a build tree declares) into N shards (tuner/core/scale/shard.hpp), one
-// per architecture and shard: what each `tuner run --shard K/N` will measure. Over a build tree
-// each entry also names its `kernels` (those tuned for its architecture) and its `buckets` as
-// `<kernel>/<bucket>`. With --json, one object `{"include": [...]}` that a GitHub Actions matrix
-// takes as it is (`matrix: ${{ fromJSON(...) }}`), each entry with `shard` ("2/4"), `index`,
-// `count`, `arch`, `candidates` and `buckets` (docs/scaling.md).
+// `tuner shards --manifest M|--build-dir D --count N [--arch A] [--stale-only] [--json]`: the split
+// of a kernel's tune (or of every kernel a build tree declares) into N shards
+// (tuner/core/scale/shard.hpp), one per architecture and shard: what each `tuner run --shard K/N`
+// will measure. Over a build tree each entry also names its `kernels` (those tuned for its
+// architecture) and its `buckets` as `<kernel>/<bucket>`. With --json, one object `{"include":
+// [...]}` that a GitHub Actions matrix takes as it is (`matrix: ${{ fromJSON(...) }}`), each entry
+// with `shard` ("2/4"), `index`, `count`, `arch`, `candidates` and `buckets` (docs/scaling.md).
+//
+// --stale-only: only the kernels and architectures whose record is stale or missing (verified
+// as `tuner verify` does), so that a CI plan job measures nothing that is fresh; when nothing is
+// stale the list is empty (`{"include": []}`) and stderr says so.
 //
 // Exit codes: 0 printed, 2 bad usage or input.
 #include <algorithm>
@@ -32,6 +36,7 @@ struct ShardsOptions {
   std::string build_dir;
   std::string arch;
   int count = 0;
+  bool stale_only = false;
   bool json = false;
 };
 
@@ -60,16 +65,13 @@ int run_shards(const ShardsOptions& opt) {
     return exit_bad_input;
   }
   std::vector<std::filesystem::path> manifests;
-  if (!opt.manifest.empty())
+  if (!opt.manifest.empty()) {
     manifests.push_back(opt.manifest);
-  else
-    manifests = build_tree_manifests(opt.build_dir);
-  if (manifests.empty()) {
-    fmt::print(stderr,
-               "tuner shards: error: no kernel in the build tree '{}' (no {}/tune/kernels.list "
-               "or manifest): configure it with CMake first\n",
-               opt.build_dir, opt.build_dir);
-    return exit_bad_input;
+  } else {
+    std::optional<std::vector<std::filesystem::path>> found =
+        some_build_tree_manifests(opt.build_dir, "tuner shards");
+    if (!found) return exit_bad_input;
+    manifests = std::move(*found);
   }
   std::vector<KernelPlan> kernels;
   std::vector<std::string> all_archs;  // in the order the kernels name them
@@ -85,6 +87,11 @@ int run_shards(const ShardsOptions& opt) {
                build->manifest.archs.end()) {
       archs = {opt.arch};  // --arch over a build tree: the kernels tuned for it
     }
+    if (opt.stale_only) {  // a fresh record needs no tune
+      std::optional<std::vector<std::string>> stale = stale_archs(*build, archs);
+      if (!stale) return exit_bad_input;
+      archs = std::move(*stale);
+    }
     result<ShardPlan> plan = plan_space(build->space, opt.count);
     if (!plan) {
       fmt::print(stderr, "{}\n", plan.error().str());
@@ -94,6 +101,11 @@ int run_shards(const ShardsOptions& opt) {
       if (std::find(all_archs.begin(), all_archs.end(), a) == all_archs.end())
         all_archs.push_back(a);
     kernels.push_back({std::move(*build), std::move(archs), std::move(*plan)});
+  }
+  if (all_archs.empty() && opt.stale_only) {
+    fmt::print(stderr, "tuner shards: every record is fresh: no shard to run\n");
+    if (opt.json) fmt::print("{}\n", nlohmann::json{{"include", nlohmann::json::array()}}.dump());
+    return exit_ok;
   }
   if (all_archs.empty()) {
     fmt::print(stderr, "tuner shards: error: no kernel of '{}' is tuned for {}\n", opt.build_dir,
@@ -160,6 +172,8 @@ void add_shards_command(CLI::App& app, Run& run) {
       ->excludes(manifest);
   sub->add_option("--count", opt->count, "the number of shards")->required();
   sub->add_option("--arch", opt->arch, "one architecture (default: every one the manifests list)");
+  sub->add_flag("--stale-only", opt->stale_only,
+                "only the kernels and architectures whose record is stale or missing");
   sub->add_flag("--json", opt->json,
                 "print {\"include\": [...]} for a GitHub Actions or GitLab matrix");
   sub->footer("Exit status: 0 printed, 2 bad usage or input.");

@@ -1,15 +1,23 @@
-// `tuner show <record.json | trials.jsonl> [--json]`: a record or a trial log as a table.
+// `tuner show <record.json | trials.jsonl> [--sort order|median] [--top N] [--json]`: a record or
+// a trial log as a table.
 //
 // A record: its provenance, then one row per bucket (bucket, config, median_ms, samples,
 // source (`measured`, `adopted`, `pinned`, or `pinned (forced)` for a pin `record set --force`
-// made past an invalid compile), runoff outcome, cache key shortened to 12 hex digits), why a
-// bucket's runoff was skipped (`<bucket>: no runoff: the budget is exhausted ...`) and why a
-// forced pin's config was invalid (`<bucket>: pinned with --force, although invalid (failed):
-// ...`). A trial log (`.jsonl`, or a first line with `log_schema`): its header, one row per
-// trial (config, state, median_ms, min_ms, reps, phase, note: the reason of an invalid trial,
-// `batched`, the runoff outcome, warnings), and the best measured config (the lowest median of
-// any phase). --json prints the record, or {"header", "trials"}, as JSON. Exit codes: 0 shown, 2
-// a file that does not read as a record or a log.
+// made past an invalid compile), speed_up over the incumbent the tune measured, runoff outcome,
+// cache key shortened to 12 hex digits), then per bucket the runoff as a sentence (who was kept
+// and why: `<bucket>: runoff: 567 of 1000 pairs favoured ...`) and the winner against the
+// incumbent (`<bucket>: speed-up 1.83x over the incumbent BM=128 (0.0603 ms)`), why a bucket's
+// runoff was skipped (`<bucket>: no runoff: the budget is exhausted ...`) and why a forced pin's
+// config was invalid (`<bucket>: pinned with --force, although invalid (failed): ...`).
+// A trial log (`.jsonl`, or a first line with `log_schema`): its header (`kernel/bucket` is the
+// log's tuner name), one row per trial (#, config, state, median_ms, min_ms, reps, phase, note:
+// the reason of an invalid trial, `batched`, the runoff outcome, warnings), the best measured
+// config (the lowest median outside the runoff) and its speed-up over the incumbent (the first
+// config of the required phase), and the runoff as a sentence. `--sort median` orders the measured
+// trials fastest first (highest score first for a log that maximizes), then the invalid ones in
+// log order; `--top N` shows the first N rows and says how many more there are.
+// --json prints the record, or {"header", "trials"}, as JSON (all of them, in log order).
+// Exit codes: 0 shown, 2 bad usage or a file that does not read as a record or a log.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -25,6 +33,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/log_reader.hpp>
 #include <tuner/cli/scratch_file.hpp>
@@ -34,6 +43,7 @@
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/record/record.hpp>
+#include <tuner/core/search/runoff.hpp>
 
 namespace tune::cli {
 
@@ -44,6 +54,8 @@ using Table = std::vector<std::vector<std::string>>;
 
 struct ShowOptions {
   std::string file;
+  std::string sort = "order";
+  std::optional<std::size_t> top;
   bool json = false;
 };
 
@@ -88,6 +100,17 @@ std::string text(const json& obj, const char* name) {
   return it->dump();
 }
 
+// The runoff's statistics of a record entry or a trial, when they read as such (a skipped
+// runoff's object does not).
+std::optional<RunoffStats> runoff_stats(const json& runoff) {
+  if (!runoff.is_object() || !runoff.contains("pairs")) return std::nullopt;
+  try {
+    return runoff.get<RunoffStats>();
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
 int show_record(const ShowOptions& opt, const std::string& content) {
   result<Record> r = Record::parse(content, opt.file);
   if (!r) {
@@ -110,7 +133,7 @@ int show_record(const ShowOptions& opt, const std::string& content) {
                {"arch", r->arch},
                {"schema", std::to_string(r->schema_version)},
                {"toolchain", r->toolchain},
-               {"tuner", r->tuner_version},
+               {"tuner version", r->tuner_version},
                {"source_hash", r->source_hash},
                {"space_hash", r->space_hash},
                {"device", ctx(r->context.device)},
@@ -119,17 +142,29 @@ int show_record(const ShowOptions& opt, const std::string& content) {
                {"machine", ctx(r->context.machine)},
                {"date", ctx(r->context.date)}});
   fmt::print("\n");
-  Table rows{{"bucket", "config", "median_ms", "samples", "source", "runoff", "cache_key"}};
+  Table rows{
+      {"bucket", "config", "median_ms", "samples", "source", "speed_up", "runoff", "cache_key"}};
   for (const auto& e : r->entries()) {
     std::string runoff = "-";
     if (e.runoff.is_object()) runoff = text(e.runoff, "outcome");
     std::string key = "-";
     if (e.cache_key) key = e.cache_key->schema + ":" + e.cache_key->digest.substr(0, 12);
+    std::string speed_up = "-";
+    if (e.incumbent && e.median_ms && *e.median_ms > 0)
+      speed_up = fmt::format("{:.2f}x", e.incumbent->median_ms / *e.median_ms);
     rows.push_back({e.bucket, e.config_id, e.median_ms ? ms(*e.median_ms) : "-",
-                    std::to_string(e.samples), e.forced ? e.source + " (forced)" : e.source, runoff,
-                    key});
+                    std::to_string(e.samples), e.forced ? e.source + " (forced)" : e.source,
+                    speed_up, runoff, key});
   }
   print_table(rows);
+  // Per bucket: who the runoff kept and why, and the winner against the incumbent.
+  for (const auto& e : r->entries()) {
+    if (std::optional<RunoffStats> stats = runoff_stats(e.runoff))
+      fmt::print("{}: runoff: {}\n", printable(e.bucket), printable(describe_runoff(*stats)));
+    if (e.incumbent && e.median_ms)
+      fmt::print("{}: {}\n", printable(e.bucket),
+                 printable(describe_speedup(*e.incumbent, e.config_id, *e.median_ms)));
+  }
   // Why a bucket had no runoff (the budget left no room for one round of pairs).
   for (const auto& e : r->entries())
     if (e.runoff.is_object() && text(e.runoff, "outcome") == "skipped" &&
@@ -187,7 +222,8 @@ class StreamedTable {
 
 // The log a line at a time: what is printed per trial is written as it comes (--json) or kept
 // in a scratch file until the column widths are known; memory holds the best trial and the
-// counts, not the trials.
+// counts, not the trials. `--sort median` holds the measured rows to sort them (with --top N,
+// only the N best); `--top N` in log order prints the first N.
 int show_log(const ShowOptions& opt) {
   if (auto d = log_file_problem(opt.file)) {  // as export: not a device, not over the limit
     fmt::print(stderr, "{}\n", d->str());
@@ -199,10 +235,19 @@ int show_log(const ShowOptions& opt) {
   json header;
   std::optional<JsonArrayWriter> json_out;  // --json
   std::optional<StreamedTable> rows;        // the table
+  const bool by_median = opt.sort == "median";
+  // --sort median: the measured rows with their medians, and the invalid ones in log order.
+  std::vector<std::pair<double, std::vector<std::string>>> measured_rows;
+  std::vector<std::vector<std::string>> invalid_rows;
   std::size_t trials = 0;
+  std::size_t shown = 0;
   int measured = 0;
   std::optional<std::pair<std::string, double>> best;  // config_id, median
+  std::optional<IncumbentTiming> incumbent;            // the first config of the required phase
+  bool incumbent_seen = false;
+  std::optional<RunoffStats> runoff;  // the first runoff's statistics
   OverheadTally overhead;
+  const auto beats = [&](double a, double b) { return maximize ? a > b : a < b; };
   std::optional<diagnostic> problem = visit_log(
       lines, {[&](const json& h, bool max) {
                 header = h;
@@ -228,23 +273,54 @@ int show_log(const ShowOptions& opt) {
                 std::vector<std::string> notes;
                 if (state == "invalid") notes.push_back(text(t, "reason"));
                 if (t.value("batched", false)) notes.push_back("batched");
-                if (auto r = t.find("runoff"); r != t.end() && r->is_object())
+                if (auto r = t.find("runoff"); r != t.end() && r->is_object()) {
                   notes.push_back("runoff: " + text(*r, "outcome"));
+                  if (!runoff) runoff = runoff_stats(*r);
+                }
                 if (auto w = t.find("warnings"); w != t.end() && w->is_array())
                   for (const auto& s : *w)
                     notes.push_back(s.is_string() ? s.get<std::string>() : s.dump());
                 std::string note;
                 for (const auto& n : notes)
                   note += (note.empty() ? "" : "; ") + n;
-                rows->add({std::to_string(trials), text(t, "config_id"), state,
-                           ms(t.value("median_ms", json())), ms(t.value("min_ms", json())),
-                           text(t, "reps"), text(t, "phase"), note});
-                if (state == "measured" && t.value("median_ms", json()).is_number()) {
+                std::vector<std::string> row = {std::to_string(trials),
+                                                text(t, "config_id"),
+                                                state,
+                                                ms(t.value("median_ms", json())),
+                                                ms(t.value("min_ms", json())),
+                                                text(t, "reps"),
+                                                text(t, "phase"),
+                                                note};
+                const bool timed = state == "measured" && t.value("median_ms", json()).is_number();
+                if (parsed.phase == Phase::required && !incumbent_seen) {
+                  incumbent_seen = true;
+                  if (timed) incumbent = IncumbentTiming{parsed.id(), t["median_ms"].get<double>()};
+                }
+                if (by_median) {
+                  if (timed) {
+                    measured_rows.emplace_back(t["median_ms"].get<double>(), std::move(row));
+                    // With --top N only the N best are kept: memory stays bounded.
+                    if (opt.top && measured_rows.size() > 2 * *opt.top + 64) {
+                      std::stable_sort(
+                          measured_rows.begin(), measured_rows.end(),
+                          [&](const auto& a, const auto& b) { return beats(a.first, b.first); });
+                      measured_rows.resize(*opt.top);
+                    }
+                  } else if (!opt.top || invalid_rows.size() < *opt.top) {
+                    invalid_rows.push_back(std::move(row));
+                  }
+                } else if (!opt.top || shown < *opt.top) {
+                  rows->add(row);
+                  ++shown;
+                }
+                if (timed) {
                   ++measured;
                   const double v = t["median_ms"].get<double>();
                   // The header's objective decides: with --maximize the value is a score, higher is
                   // better.
-                  if (!best || (maximize ? v > best->second : v < best->second))
+                  // The runoff's paired medians are not comparable with the others (`tuner
+                  // report` leaves them out too); its decision is said below.
+                  if (parsed.phase != Phase::runoff && (!best || beats(v, best->second)))
                     best.emplace(text(t, "config_id"), v);
                 }
               },
@@ -260,8 +336,22 @@ int show_log(const ShowOptions& opt) {
     std::cout.flush();
     return exit_ok;
   }
+  if (by_median) {
+    std::stable_sort(measured_rows.begin(), measured_rows.end(),
+                     [&](const auto& a, const auto& b) { return beats(a.first, b.first); });
+    for (const auto& [median, row] : measured_rows)
+      if (!opt.top || shown < *opt.top) {
+        rows->add(row);
+        ++shown;
+      }
+    for (const auto& row : invalid_rows)
+      if (!opt.top || shown < *opt.top) {
+        rows->add(row);
+        ++shown;
+      }
+  }
   print_table({{"log", opt.file},
-               {"tuner", text(header, "tuner")},
+               {"kernel/bucket", text(header, "tuner")},
                {"arch", text(header, "arch")},
                {"schema", text(header, "log_schema")},
                {"space_hash", text(header, "space_hash")},
@@ -269,6 +359,9 @@ int show_log(const ShowOptions& opt) {
                {"toolchain", text(header, "toolchain")}});
   fmt::print("\n");
   rows->print();
+  if (shown < trials)
+    fmt::print("({} more trial{} not shown: --top {})\n", trials - shown,
+               trials - shown == 1 ? "" : "s", shown);
   if (best && maximize)
     fmt::print("best: {} (score {}), {} of {} trials measured\n", best->first, ms(best->second),
                measured, trials);
@@ -277,6 +370,9 @@ int show_log(const ShowOptions& opt) {
                measured, trials);
   else
     fmt::print("best: none, 0 of {} trials measured\n", trials);
+  if (best && incumbent)
+    fmt::print("{}\n", describe_speedup(*incumbent, best->first, best->second, maximize));
+  if (runoff) fmt::print("runoff: {}\n", describe_runoff(*runoff));
   if (std::optional<OverheadSummary> o = overhead.summary())
     fmt::print("{}\n", describe_overhead(*o));
   return exit_ok;
@@ -311,7 +407,17 @@ void add_show_command(CLI::App& app, Run& run) {
   auto opt = std::make_shared<ShowOptions>();
   auto* sub = app.add_subcommand("show", "show a record or a trial log as a table");
   sub->add_option("file", opt->file, "a record (.json) or a trial log (.jsonl)")->required();
+  sub->add_option("--sort", opt->sort,
+                  "a log's trials in log order (order, the default) or fastest first (median: "
+                  "measured trials by median, highest score first for a log that maximizes, then "
+                  "the invalid ones)")
+      ->check(CLI::IsMember({"order", "median"}));
+  sub->add_option("--top", opt->top, "show only the first N trials of a log (after --sort)")
+      ->check(whole_number(1, 1000000000));
   sub->add_flag("--json", opt->json, "print the record or the log as JSON");
+  sub->footer(
+      "Exit status: 0 shown, 2 bad usage or a file that does not read as a record or a trial "
+      "log.");
   sub->callback([&run, opt] { run = [opt] { return run_show(*opt); }; });
 }
 

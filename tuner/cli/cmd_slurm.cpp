@@ -238,6 +238,9 @@ void add_slurm_command(CLI::App& app, Run& run) {
   auto* sub = app.add_subcommand(
       "slurm", "run a kernel's tune as a Slurm job array of shards and a merge job");
   sub->require_subcommand(1);
+  sub->footer(
+      "Exit status: that of the subcommand ('tuner slurm submit --help', 'tuner slurm status "
+      "--help'); 2 bad usage.");
   auto* submit_cmd = sub->add_subcommand(
       "submit", "write and submit the job array (one shard per GPU) and the dependent merge job");
   auto* status_cmd = sub->add_subcommand("status", "report the shards and the merge");

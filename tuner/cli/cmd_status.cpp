@@ -227,9 +227,14 @@ void add_status_command(CLI::App& app, Run& run) {
   auto* sub = app.add_subcommand("status", "every declared kernel's record: fresh, stale, missing");
   sub->add_option("--manifest", opt->manifests, "a kernel's manifest.json (repeatable)");
   sub->add_option("--build-dir", opt->build_dir,
-                  "read every <dir>/tune/*/manifest.json (default: build)");
+                  "every kernel the build tree's last configure declared (<dir>/tune/kernels.list; "
+                  "default: build)");
   sub->add_flag("--check", opt->check, "exit 1 when any record is stale, missing or unreadable");
   sub->add_flag("--json", opt->json, "print the states as JSON");
+  sub->footer(
+      "Exit status: 0 printed (with --check: every record fresh), 1 with --check when any record "
+      "is stale, missing or unreadable, 2 bad usage or input (no manifest found, or one that "
+      "does not read), 3 nvcc cannot be run.");
   sub->callback([&run, opt] { run = [opt] { return run_status(*opt); }; });
 }
 

@@ -265,6 +265,10 @@ void add_store_command(CLI::App& app, Run& run) {
       "store",
       "the remote store of compiled candidates and trials; docs/store.md tells the layout");
   sub->require_subcommand(1);
+  // Before the subcommands are added: each takes its parent's footer.
+  sub->footer(
+      "Exit status: 0 done, 2 bad usage (no store; gc of an HTTP store), 3 the store does not "
+      "answer or cannot be written.");
   auto common = [&](CLI::App* s) {
     s->add_option("--remote", opt->remote,
                   "the store (http(s)://host:port/prefix or a directory; default: "
@@ -287,9 +291,6 @@ void add_store_command(CLI::App& app, Run& run) {
       ->required()
       ->check(days());
   gc->add_flag("--force", opt->force, "allow --keep-days under an hour (0.0417)");
-  sub->footer(
-      "Exit status: 0 done, 2 bad usage (no store; gc of an HTTP store), 3 the store does not "
-      "answer or cannot be written.");
   for (CLI::App* s : {status, push, pull, gc}) {
     const std::string name = s->get_name();
     s->callback([&run, opt, name] {

@@ -1,13 +1,26 @@
-// `tuner tune`: what the `tune.<name>` target runs. First the staleness check, with the same
-// verification as `tuner verify` and the record tests: a record that verifies for every
-// architecture prints one line each and nothing is compiled (tune.<name> does not depend on
-// warm). A stale or missing record is re-tuned: `cmake --build <build> --target
-// warm.<kernel>.<arch>` compiles its candidates, then this process does what `tuner run
-// --manifest M --arch A --if-stale` does (tuner/cli/cmd_run.cpp): it measures every bucket with
-// the kernel's runner as its measuring worker and writes the record.
-// --json: every line for people goes to stderr, and stdout gets {"kernel", "tuned": [the archs
-// that were stale or missing], "records": [...]} (records_summary, tuner/cli/json_summary.hpp)
-// when the tune ends with exit 0 or 1.
+// `tuner tune --manifest M | --build-dir D [--total-budget S]`: what the `tune.<name>` target
+// (--manifest) and the `tune` target (--build-dir: every kernel the build tree declares, in the
+// order of <D>/tune/kernels.list) run. First the staleness check, with the same verification as
+// `tuner verify` and the record tests: a record that verifies for every architecture prints one
+// line each and nothing is compiled (the targets do not depend on warm). A stale or missing
+// record is reported as the record test reports it (the errors, then the notes: what changed,
+// the re-tune and the pin commands) and re-tuned: its candidates are compiled ahead of the
+// measuring worker (or `cmake --build <build> --target warm.<kernel>.<arch>` first), then this
+// process does what `tuner run --manifest M --arch A --if-stale` does (tuner/cli/cmd_run.cpp):
+// it measures every bucket with the kernel's runner as its measuring worker and writes the
+// record. When the measuring cannot start (no GPU), a last note names the way back without
+// one: `tuner record repin --manifest M`, which pins every stale record to the configs it
+// records.
+//
+// --total-budget S (default: the TUNE_BUDGET_S environment variable; the targets pass the cache
+// variable): a wall-clock budget for the whole tune, split across the stale buckets as they
+// start (tuner/core/tune/total_budget.hpp); each bucket's share is capped by its own budget.
+// --json (with --manifest): every line for people goes to stderr, and stdout gets {"kernel",
+// "tuned": [the archs that were stale or missing], "records": [...]} (records_summary,
+// tuner/cli/json_summary.hpp) when the tune ends with exit 0 or 1.
+// Exit codes: 0 every record fresh (or tuned), 1 a stale record that cannot be tuned (no
+// harness), 2 bad usage or input, 3 what tuning needs is missing here (a runner, a GPU), 130/143
+// interrupted.
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -17,10 +30,12 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/cli/build_tree.hpp>
 #include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/json_summary.hpp>
 #include <tuner/cli/kernel_choice.hpp>
+#include <tuner/core/base/env_number.hpp>
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/json_text.hpp>
@@ -29,6 +44,7 @@
 #include <tuner/core/process/subprocess.hpp>
 #include <tuner/core/record/verify.hpp>
 #include <tuner/core/search/compile_ahead.hpp>
+#include <tuner/core/tune/total_budget.hpp>
 
 namespace tune::cli {
 namespace {
@@ -37,12 +53,14 @@ namespace fs = std::filesystem;
 
 struct TuneOptions {
   std::string manifest;
+  std::string build_dir;
   std::string arch;
   std::string cmake;
   std::string remote;
   bool no_remote_trials = false;
-  bool warm_first = false;          // build the warm target first rather than compile ahead
-  std::optional<int> compile_jobs;  // at most this many compiles ahead at once
+  bool warm_first = false;             // build the warm target first rather than compile ahead
+  std::optional<int> compile_jobs;     // at most this many compiles ahead at once
+  std::optional<double> total_budget;  // seconds for the whole tune (TUNE_BUDGET_S)
   bool json = false;
 };
 
@@ -74,9 +92,22 @@ int attached(const std::vector<std::string>& argv) {
   return s.signaled ? exit_interrupted(s.signal) : s.code;
 }
 
-// The tune; the architectures it found stale go to `stale_out`.
-int run_tune_text(const TuneOptions& opt, std::vector<std::string>& stale_out) {
-  std::optional<ChosenKernel> chosen = load_chosen_kernel(opt.manifest, opt.arch);
+// The total budget of the whole tune for `buckets` stale buckets, said once.
+std::optional<TotalBudget> total_budget(const TuneOptions& opt, std::size_t buckets) {
+  if (!opt.total_budget || buckets == 0) return std::nullopt;
+  fmt::print(stderr,
+             "tune: a total budget of {:g} s for {} stale bucket{}: each gets an equal share of "
+             "what is left when it starts, at most its own budget_s\n",
+             *opt.total_budget, buckets, buckets == 1 ? "" : "s");
+  return TotalBudget(*opt.total_budget, buckets);
+}
+
+// The tune of one kernel (the manifest at `manifest_path`); the architectures it found stale go
+// to `stale_out`. `budget`: the whole tune's, shared with the other kernels; without one, a
+// --total-budget is this kernel's alone.
+int run_tune_text(const TuneOptions& opt, const std::string& manifest_path,
+                  std::vector<std::string>& stale_out, TotalBudget* budget) {
+  std::optional<ChosenKernel> chosen = load_chosen_kernel(manifest_path, opt.arch);
   if (!chosen) return exit_bad_input;
   const KernelBuild& build = chosen->build;
   const Manifest& manifest = build.manifest;
@@ -84,6 +115,7 @@ int run_tune_text(const TuneOptions& opt, std::vector<std::string>& stale_out) {
 
   const std::string target = "tune." + manifest.kernel;
   std::vector<std::string> stale;
+  bool any_recorded = false;  // a stale record (not a missing one): its configs can be pinned
   for (const std::string& arch : archs) {
     const fs::path record = manifest.record_path(arch).value();
     const std::string label = shown_path(record, manifest.project_root);
@@ -100,10 +132,9 @@ int run_tune_text(const TuneOptions& opt, std::vector<std::string>& stale_out) {
       continue;
     }
     fmt::print(stderr, "{}: record {} is {} ({}):\n", target, label, to_string(v->state), arch);
-    for (const std::string& w : v->warnings)
-      fmt::print(stderr, "{}: warning: {}\n", label, w);
-    for (const std::string& e : v->errors)
-      fmt::print(stderr, "{}: error: {}\n", label, e);
+    // As the record test says it: the errors, then what changed, the re-tune and the pins.
+    fmt::print(stderr, "{}", v->report(label));
+    any_recorded = any_recorded || v->state == RecordState::stale;
     stale.push_back(arch);
   }
   stale_out = stale;
@@ -136,6 +167,26 @@ int run_tune_text(const TuneOptions& opt, std::vector<std::string>& stale_out) {
     fmt::print(stderr, "{}: error: {}\n", target, devices.error().message);
     return exit_bad_input;
   }
+  std::optional<TotalBudget> own_budget;
+  if (budget == nullptr) {
+    own_budget = total_budget(opt, stale.size() * build.space.buckets().size());
+    if (own_budget) budget = &*own_budget;
+  }
+  if (budget != nullptr && devices->size() > 1)
+    fmt::print(stderr,
+               "{}: warning: the total budget is not split across several devices "
+               "(TUNE_DEVICES): each shard takes its buckets' own budget_s\n",
+               target);
+  // Without a GPU the way back is to pin the recorded configs again, in one command.
+  const auto without_gpu = [&](int rc) {
+    if (rc == exit_environment && any_recorded)
+      fmt::print(stderr,
+                 "{}: note: to make the stale record{} fresh without a GPU, pin {} again to the "
+                 "configs {} records: tuner record repin --manifest {}\n",
+                 target, stale.size() == 1 ? "" : "s", stale.size() == 1 ? "it" : "them",
+                 stale.size() == 1 ? "it" : "each", shell_join({manifest.path.string()}));
+    return rc;
+  };
   // Warm (compile-only, into the kernel cache), then measure every bucket and write the record.
   // The warm processes learn the store from the environment.
   if (!opt.remote.empty()) ::setenv("TUNE_REMOTE_STORE", opt.remote.c_str(), 1);
@@ -169,7 +220,7 @@ int run_tune_text(const TuneOptions& opt, std::vector<std::string>& stale_out) {
     if (const int sig = StopSignals::received()) return exit_interrupted(sig);
     if (devices->size() > 1) {
       rc = tune_on_devices(build, arch, *devices);
-      if (rc != 0) return rc;
+      if (rc != 0) return without_gpu(rc);
       continue;
     }
     RunOptions run;
@@ -180,20 +231,64 @@ int run_tune_text(const TuneOptions& opt, std::vector<std::string>& stale_out) {
     run.no_remote_trials = opt.no_remote_trials;
     run.compile_ahead = compile_ahead;
     run.compile_jobs = opt.compile_jobs;
+    run.total_budget = budget;
     if (!devices->empty()) run.device = devices->front();
     rc = run_kernel(run);
-    if (rc != 0) return rc;
+    if (rc != 0) return without_gpu(rc);
   }
   return exit_ok;
 }
 
-int run_tune(const TuneOptions& opt) {
+// Every kernel of a build tree, in the order of its kernels.list, under one total budget: the
+// stale buckets of all of them are counted first. Stops at the first kernel that fails, as the
+// build stops at the first target that fails.
+int run_tune_build(const TuneOptions& opt) {
+  const std::optional<std::vector<fs::path>> found =
+      some_build_tree_manifests(opt.build_dir, "tuner tune");
+  if (!found) return exit_bad_input;
+  const std::vector<fs::path>& manifests = *found;
+  std::optional<TotalBudget> budget;
+  if (opt.total_budget) {
+    std::size_t buckets = 0;
+    for (const fs::path& m : manifests) {
+      std::optional<ChosenKernel> chosen = load_chosen_kernel(m.string(), "");
+      if (!chosen) return exit_bad_input;
+      std::optional<std::vector<std::string>> stale = stale_archs(chosen->build, chosen->archs);
+      if (!stale) return exit_bad_input;
+      buckets += stale->size() * chosen->build.space.buckets().size();
+    }
+    budget = total_budget(opt, buckets);
+  }
+  for (const fs::path& m : manifests) {
+    std::vector<std::string> stale;
+    const int rc = run_tune_text(opt, m.string(), stale, budget ? &*budget : nullptr);
+    if (rc != exit_ok) return rc;
+  }
+  return exit_ok;
+}
+
+int run_tune(TuneOptions opt) {
+  if (opt.manifest.empty() == opt.build_dir.empty()) {
+    fmt::print(stderr,
+               "tuner tune: error: pass --manifest <kernel's manifest.json> or --build-dir "
+               "<build tree> (every kernel it declares)\n");
+    return exit_bad_input;
+  }
+  if (!opt.build_dir.empty() && (opt.json || !opt.arch.empty())) {
+    fmt::print(stderr,
+               "tuner tune: error: --json and --arch go with --manifest, not --build-dir\n");
+    return exit_bad_input;
+  }
+  if (!opt.total_budget)
+    if (std::optional<double> env = env_number("TUNE_BUDGET_S", min_seconds, max_seconds))
+      opt.total_budget = *env;
+  if (!opt.build_dir.empty()) return run_tune_build(opt);
   std::vector<std::string> stale;
-  if (!opt.json) return run_tune_text(opt, stale);
+  if (!opt.json) return run_tune_text(opt, opt.manifest, stale, nullptr);
   int status = exit_ok;
   {
     StdoutToStderr quiet(true);
-    status = run_tune_text(opt, stale);
+    status = run_tune_text(opt, opt.manifest, stale, nullptr);
   }
   if (status != exit_ok && status != exit_negative) return status;
   result<KernelBuild> build = load_kernel_build(opt.manifest);
@@ -218,9 +313,14 @@ void add_tune_command(CLI::App& app, Run& run) {
   auto opt = std::make_shared<TuneOptions>();
   auto* sub = app.add_subcommand(
       "tune",
-      "re-tune a kernel whose record is stale or missing (what the tune.<name> target runs); a "
+      "re-tune the kernels whose record is stale or missing: one (--manifest, what the "
+      "tune.<name> target runs) or every kernel of a build tree (--build-dir, the tune target); a "
       "fresh record is left alone and nothing is compiled");
-  sub->add_option("--manifest", opt->manifest, "the kernel's manifest.json")->required();
+  auto* manifest = sub->add_option("--manifest", opt->manifest, "the kernel's manifest.json");
+  sub->add_option("--build-dir", opt->build_dir,
+                  "every kernel the build tree declares, in the order of <dir>/tune/kernels.list "
+                  "(what the tune target runs)")
+      ->excludes(manifest);
   sub->add_option("--arch", opt->arch, "one architecture (default: every one the manifest lists)");
   sub->add_option("--cmake", opt->cmake,
                   "the cmake that builds the warm target of a stale record (default: cmake)");
@@ -238,13 +338,17 @@ void add_tune_command(CLI::App& app, Run& run) {
                   "TUNE_WARM_JOBS; TUNE_COMPILE_JOBS overrides; default: the cores but one); "
                   "through a compiler launcher this many, even past this host's cores")
       ->check(whole_number(1, max_jobs));
+  sub->add_option("--total-budget", opt->total_budget,
+                  "wall-clock seconds for the whole tune, split across the stale buckets as they "
+                  "start, each share at most the bucket's own budget_s (default: TUNE_BUDGET_S)")
+      ->check(seconds(false));
   sub->add_flag("--json", opt->json,
                 "print each record's state and winners as JSON on stdout (other lines go to "
                 "stderr)");
   sub->footer(
-      "Exit status: 0 when every record is fresh, 1 when a stale record cannot be tuned (no "
-      "harness), 2 for bad usage or input, 3 when tuning needs what this host lacks (a runner, a "
-      "GPU).");
+      "Exit status: 0 when every record is fresh or was tuned, 1 when a stale record cannot be "
+      "tuned (no harness), 2 for bad usage or input, 3 when tuning needs what this host lacks (a "
+      "runner, a GPU), 130/143 interrupted.");
   sub->callback([&run, opt] { run = [opt] { return run_tune(*opt); }; });
 }
 

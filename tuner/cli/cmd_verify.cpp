@@ -99,6 +99,9 @@ void add_verify_command(CLI::App& app, Run& run) {
   sub->add_flag("--allow-toolchain-drift", opt->allow_toolchain_drift,
                 "toolchain drift warns instead of failing (cache keys are then not compared)");
   sub->add_flag("--json", opt->json, "print the outcome as JSON");
+  sub->footer(
+      "Exit status: 0 every record fresh, 1 any stale or missing, 2 bad usage or input "
+      "(manifest, space, arch, an unreadable record), 3 nvcc cannot be run.");
   sub->callback([&run, opt] { run = [opt] { return run_verify(*opt); }; });
 }
 

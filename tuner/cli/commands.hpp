@@ -19,7 +19,8 @@
 
 namespace tune {
 class RemoteStore;
-}
+class TotalBudget;
+}  // namespace tune
 
 namespace tune::cli {
 
@@ -63,6 +64,9 @@ struct RunOptions {
   /// (core/search/compile_ahead.hpp)
   bool compile_ahead = false;
   std::optional<int> compile_jobs;  ///< --compile-jobs: at most this many compiles at once
+  /// A whole tune's budget (`tuner tune --total-budget`): each bucket measured gets its share
+  /// (tuner/core/tune/total_budget.hpp) in place of `budget_s`, capped by it.
+  TotalBudget* total_budget = nullptr;
   bool json = false;  ///< --json: people's lines to stderr, a summary on stdout (json_summary.hpp)
 };
 

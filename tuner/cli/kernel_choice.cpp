@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 
+#include <tuner/core/record/verify.hpp>
+
 namespace tune::cli {
 
 std::optional<KernelBuild> load_build(const std::string& manifest) {
@@ -41,6 +43,21 @@ std::optional<ChosenKernel> load_chosen_kernel(const std::string& manifest, cons
   std::optional<std::vector<std::string>> archs = choose_archs(build->manifest, arch, choice);
   if (!archs) return std::nullopt;
   return ChosenKernel{std::move(*build), std::move(*archs)};
+}
+
+std::optional<std::vector<std::string>> stale_archs(const KernelBuild& build,
+                                                    const std::vector<std::string>& archs) {
+  std::vector<std::string> stale;
+  for (const std::string& arch : archs) {
+    result<Verification> v =
+        verify_kernel_record(build, arch, build.manifest.record_path(arch).value());
+    if (!v) {
+      fmt::print(stderr, "{}\n", v.error().str());
+      return std::nullopt;
+    }
+    if (!v->ok()) stale.push_back(arch);
+  }
+  return stale;
 }
 
 }  // namespace tune::cli

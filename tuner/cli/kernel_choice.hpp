@@ -35,4 +35,9 @@ std::optional<std::vector<std::string>> choose_archs(const Manifest& manifest,
 std::optional<ChosenKernel> load_chosen_kernel(const std::string& manifest, const std::string& arch,
                                                ArchChoice choice = ArchChoice::every);
 
+/// Those of `archs` whose record of `build` is stale or missing (verified as `tuner verify`
+/// does): what a tune has to measure. Bad input (a record that does not read) as load_build.
+std::optional<std::vector<std::string>> stale_archs(const KernelBuild& build,
+                                                    const std::vector<std::string>& archs);
+
 }  // namespace tune::cli

@@ -2,15 +2,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
 
 #include <fmt/core.h>
 
 #include <tuner/core/base/text.hpp>
+#include <tuner/core/build/kernel_build.hpp>
 #include <tuner/core/record/html_plot.hpp>
+#include <tuner/core/record/record.hpp>
+#include <tuner/core/search/runoff.hpp>
 
 namespace tune::cli {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
@@ -164,7 +169,8 @@ std::string bars(const std::map<std::string, ConfigDigest>& configs, bool maximi
 // value; params ordered by spread (the slowest value's median over the fastest's), widest
 // first, so the params that decide the time come first.
 std::string importance(const std::map<std::string, ConfigDigest>& digests, bool maximize,
-                       const std::map<std::string, std::string>& constant) {
+                       const std::map<std::string, std::string>& constant,
+                       const json& best_params) {
   // Each measured config's params and best median.
   std::map<std::string, std::pair<const json*, double>> configs;
   for (const auto& [id, c] : digests)
@@ -207,9 +213,11 @@ std::string importance(const std::map<std::string, ConfigDigest>& digests, bool 
   if (params.empty()) return "<p>no param takes two values among the measured configs</p>\n";
   std::stable_sort(params.begin(), params.end(),
                    [](const auto& a, const auto& b) { return a.spread > b.spread; });
-  std::string out = fmt::format(
+  std::string out =
+      "<p class=\"legend\">Values by the median of their configs, fastest first; "
+      "<span class=\"k-best\">green</span>: the best config's value.</p>\n"
       "<table class=\"bars\">\n<tr><th>param</th><th>value</th><th>configs</th><th>median"
-      "</th><th>best</th><th class=\"barcell\">median of the value's configs</th></tr>\n");
+      "</th><th>best</th><th class=\"barcell\">median of the value's configs</th></tr>\n";
   const auto num = [maximize](double v) { return maximize ? fmt::format("{:.4g}", v) : ms(v); };
   for (const ParamStats& ps : params) {
     double longest = 0;
@@ -217,6 +225,9 @@ std::string importance(const std::map<std::string, ConfigDigest>& digests, bool 
       longest = std::max(longest, vs.median);
     for (std::size_t i = 0; i < ps.values.size(); ++i) {
       const ValueStats& vs = ps.values[i];
+      const auto winner = best_params.is_object() ? best_params.find(ps.name) : best_params.end();
+      const bool winners_value =
+          best_params.is_object() && winner != best_params.end() && winner->dump() == vs.value;
       const std::string name_cell =
           i == 0 ? fmt::format("<td rowspan=\"{}\"><b>{}</b><br>spread {:.2f}x</td>",
                                ps.values.size(), escape(ps.name), ps.spread)
@@ -225,11 +236,98 @@ std::string importance(const std::map<std::string, ConfigDigest>& digests, bool 
           "<tr{}>{}<td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
           "<td class=\"num\">{}</td><td class=\"barcell\">{}</td></tr>\n",
           i == 0 ? " class=\"group\"" : "", name_cell, escape(vs.value), vs.medians.size(),
-          num(vs.median), num(vs.best), bar_div(vs.median / longest, i == 0));
+          num(vs.median), num(vs.best), bar_div(vs.median / longest, winners_value));
     }
   }
   out += "</table>\n";
   return out;
+}
+
+// `text` with its first letter in upper case, to start a sentence.
+std::string capitalized(std::string text) {
+  if (!text.empty() && text[0] >= 'a' && text[0] <= 'z') text[0] = static_cast<char>(text[0] - 32);
+  return text;
+}
+
+// The runoff as a sentence (who was kept, and why) over its statistics, formatted.
+std::string runoff_table(const json& runoff) {
+  RunoffStats s;
+  try {
+    s = runoff.get<RunoffStats>();
+  } catch (const json::exception&) {  // not a runoff's statistics: shown as they are
+    std::string out = "<table class=\"meta\">\n";
+    for (const auto& [key, value] : runoff.items())
+      out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape(key),
+                         escape(value.is_string() ? value.get<std::string>() : value.dump()));
+    return out + "</table>\n";
+  }
+  std::string out =
+      fmt::format("<p>{}.</p>\n<table class=\"meta\">\n", escape(capitalized(describe_runoff(s))));
+  const auto row = [&](const std::string& name, const std::string& value) {
+    out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape(name), escape(value));
+  };
+  row("outcome", to_string(s.outcome) + (s.winner.empty() ? "" : ": " + s.winner + " kept"));
+  row("incumbent", fmt::format("{} ({} paired median)", s.incumbent, ms(s.incumbent_median_ms)));
+  row("challenger", fmt::format("{} ({} paired median)", s.challenger, ms(s.challenger_median_ms)));
+  row("pairs", fmt::format("{}, {} with the challenger faster", s.pairs, s.challenger_faster));
+  row("paired median difference",
+      fmt::format("{:+.2f}% (challenger against incumbent)", s.median_diff_pct));
+  row("p-value",
+      fmt::format("{:.3g} (one-sided sign test; significant below {:g})", s.p_value, s.alpha));
+  row("margin",
+      fmt::format("{:g}%: a smaller difference is a tie, and the incumbent stays", s.margin_pct));
+  if (s.incumbent_alone_ms > 0 || s.challenger_alone_ms > 0)
+    row("timed alone before the pairs",
+        fmt::format("incumbent {}, challenger {}", ms(s.incumbent_alone_ms),
+                    ms(s.challenger_alone_ms)));
+  for (const std::string& w : s.warnings)
+    row("warning", w);
+  return out + "</table>\n";
+}
+
+// The record's entry of the log's bucket, when the log lies in its kernel's build folder and the
+// record reads (see the top of this file); null otherwise.
+json record_entry(const std::string& log_path, const json& header) {
+  const fs::path manifest = fs::path(log_path).parent_path().parent_path() / "manifest.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(manifest, ec)) return nullptr;
+  result<Manifest> m = Manifest::load(manifest);
+  const std::string tuner = field(header, "tuner");  // <kernel>/<bucket>
+  const std::size_t slash = tuner.find('/');
+  if (!m || slash == std::string::npos || tuner.substr(0, slash) != m->kernel) return nullptr;
+  result<fs::path> path = m->record_path(field(header, "arch"));
+  if (!path || !fs::is_regular_file(*path, ec)) return nullptr;
+  result<Record> r = Record::load(*path);
+  if (!r) return nullptr;
+  json out = {{"record", display_path(*m, *path)}, {"config", nullptr}};
+  const RecordEntry* e = r->get(tuner.substr(slash + 1));
+  if (e == nullptr) return out;
+  out["config"] = e->config_id;
+  out["source"] = e->source;
+  out["median_ms"] = e->median_ms ? json(*e->median_ms) : json(nullptr);
+  out["samples"] = e->samples;
+  out["origin"] = e->origin ? json(*e->origin) : json(nullptr);
+  out["forced"] = e->forced ? json{{"status", e->forced->status}, {"reason", e->forced->reason}}
+                            : json(nullptr);
+  return out;
+}
+
+// The record's entry as the page's header says it: `records/k.json: BM=64, pinned (never
+// measured)`.
+std::string record_text(const json& r) {
+  std::string text = field(r, "record") + ": ";
+  if (r.at("config").is_null()) return text + "no entry for this bucket";
+  text += field(r, "config") + ", " + field(r, "source");
+  const std::string source = field(r, "source");
+  if (source == "pinned") text += " (never measured)";
+  if (source != "pinned" && r.at("median_ms").is_number())
+    text += fmt::format(" ({} over {} samples{})", ms(r.at("median_ms").get<double>()),
+                        field(r, "samples"),
+                        r.at("origin").is_string() ? ", " + field(r, "origin") : std::string());
+  if (r.at("forced").is_object())
+    text += fmt::format("; pinned with --force, although invalid ({}): {}",
+                        field(r.at("forced"), "status"), field(r.at("forced"), "reason"));
+  return text;
 }
 
 }  // namespace tune::cli

@@ -56,8 +56,29 @@ void add_config_trial(std::map<std::string, ConfigDigest>& configs, const nlohma
 std::string bars(const std::map<std::string, ConfigDigest>& configs, bool maximize,
                  const std::map<std::string, std::string>& constant);
 /// "Which params matter": per varying param, each value's median over the measured configs
-/// that have it, their best and a bar; params ordered by spread, widest first.
+/// that have it, their best and a bar; params ordered by spread, widest first, values by median.
+/// Green marks the best config's value (`best_params`, its params; none when null), as green
+/// marks the best config in "configs by median": one colour, one meaning.
 std::string importance(const std::map<std::string, ConfigDigest>& configs, bool maximize,
-                       const std::map<std::string, std::string>& constant);
+                       const std::map<std::string, std::string>& constant,
+                       const nlohmann::json& best_params);
+
+/// `text` with its first letter in upper case, to start a sentence.
+std::string capitalized(std::string text);
+
+/// "Runoff": the runoff's decision as a sentence (who was kept, and why), then its statistics,
+/// formatted (medians in ms, the difference in %, the p-value to three digits); statistics that
+/// do not read as a runoff's are listed as they are.
+std::string runoff_table(const nlohmann::json& runoff);
+
+/// The record's entry of a log's bucket, when the log lies in its kernel's build folder
+/// (`<build>/tune/<kernel>/<arch>/<bucket>.trials.jsonl`, the manifest two folders up) and the
+/// record reads: {"record", "config" (null when it has no entry of the bucket), "source",
+/// "median_ms", "samples", "origin", "forced"}; null otherwise.
+nlohmann::json record_entry(const std::string& log_path, const nlohmann::json& header);
+
+/// The record's entry as the page's header says it: `records/k.json: BM=64, pinned (never
+/// measured)`.
+std::string record_text(const nlohmann::json& entry);
 
 }  // namespace tune::cli

@@ -53,6 +53,8 @@ void to_json(json& j, const BucketResult& r) {
   if (r.strategy_s > 0) j["strategy_s"] = r.strategy_s;
   if (r.harness_failure) j["harness_failure"] = *r.harness_failure;
   if (!r.prior.is_null()) j["prior"] = r.prior;
+  if (r.incumbent)
+    j["incumbent"] = {{"config_id", r.incumbent->config_id}, {"median_ms", r.incumbent->median_ms}};
   if (r.best) {
     const MeasuredWinner& b = *r.best;
     j["best"] = {{"config_id", b.config.id()},
@@ -87,6 +89,10 @@ void from_json(const json& j, BucketResult& r) {
   r.strategy_s = j.value("strategy_s", 0.0);
   r.workers_started = j.value("workers_started", 0);
   r.prior = j.value("prior", json());
+  r.incumbent.reset();
+  if (auto i = j.find("incumbent"); i != j.end() && i->is_object())
+    r.incumbent =
+        IncumbentTiming{i->at("config_id").get<std::string>(), i->at("median_ms").get<double>()};
   r.best.reset();
   if (const json& b = j.at("best"); !b.is_null()) {
     MeasuredWinner w;
@@ -145,6 +151,7 @@ Record assemble_record(const Workspace& workspace, const std::vector<BucketResul
     e.origin = r.best->adopted_from;
     e.runoff = r.runoff ? nlohmann::json(*r.runoff) : nlohmann::json();
     e.prior = r.prior;
+    e.incumbent = r.incumbent;
     if (!r.runoff && r.runoff_skipped)
       e.runoff = {{"outcome", "skipped"}, {"reason", *r.runoff_skipped}};
     record.insert(std::move(e));

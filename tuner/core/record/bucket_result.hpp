@@ -66,6 +66,8 @@ struct BucketResult {
   std::optional<std::string> runoff_skipped;
   double strategy_s = 0;               ///< the strategy's own time (propose and tell), in seconds
   std::optional<MeasuredWinner> best;  ///< nullopt: no winner
+  /// The incumbent as measured (the first config of the required phase), for the speed-up.
+  std::optional<IncumbentTiming> incumbent;
   int workers_started = 0;
   /// The prior the search started from (a warm re-tune): `{"from", "tuner", "configs",
   /// "top_k"}`; null when none.

@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include <fmt/core.h>
+
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/text.hpp>
@@ -103,9 +105,24 @@ json Record::to_json() const {
     if (e.forced) je["forced"] = {{"status", e.forced->status}, {"reason", e.forced->reason}};
     je["runoff"] = e.runoff;
     if (!e.prior.is_null()) je["prior"] = e.prior;
+    if (e.incumbent)
+      je["incumbent"] = {{"config_id", e.incumbent->config_id},
+                         {"median_ms", e.incumbent->median_ms}};
     j["entries"].push_back(std::move(je));
   }
   return j;
+}
+
+std::string describe_speedup(const IncumbentTiming& incumbent, const std::string& winner_id,
+                             double winner_value, bool maximize) {
+  if (incumbent.config_id == winner_id) return "the incumbent itself";
+  if (maximize)
+    return fmt::format("{:.2f}x the score of the incumbent {} ({:.4g})",
+                       incumbent.median_ms > 0 ? winner_value / incumbent.median_ms : 0.0,
+                       incumbent.config_id, incumbent.median_ms);
+  return fmt::format("speed-up {:.2f}x over the incumbent {} ({:.4f} ms)",
+                     winner_value > 0 ? incumbent.median_ms / winner_value : 0.0,
+                     incumbent.config_id, incumbent.median_ms);
 }
 
 std::string Record::dump() const {

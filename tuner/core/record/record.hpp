@@ -48,6 +48,22 @@ struct RecordContext {
   void stamp_here_and_now();
 };
 
+/// The incumbent of a bucket as a tune measured it: the first config of the required phase (the
+/// space's first `require` config, else the committed winner), for the winner's speed-up over
+/// it.
+struct IncumbentTiming {
+  std::string config_id;
+  double median_ms = 0;
+
+  friend bool operator==(const IncumbentTiming&, const IncumbentTiming&) = default;
+};
+
+/// How a winner compares with its incumbent, for people: `speed-up 1.83x over the incumbent
+/// BM=128 (0.0603 ms)`, or `the incumbent itself` when they are one config. With `maximize`
+/// (scores, higher is better) the ratio is winner over incumbent and the value is a score.
+std::string describe_speedup(const IncumbentTiming& incumbent, const std::string& winner_id,
+                             double winner_value, bool maximize = false);
+
 /// One bucket's winner.
 struct RecordEntry {
   std::string bucket;             ///< the bucket label, matched exactly
@@ -79,6 +95,9 @@ struct RecordEntry {
   /// The prior a warm re-tune started from (`{"from", "tuner", "configs", "top_k"}`,
   /// docs/search.md "Re-tunes start from what was measured"); null (and not written) when none.
   nlohmann::json prior;
+  /// The incumbent as the tune measured it (`{"config_id", "median_ms"}`), for the speed-up;
+  /// nullopt (and not written) when pinned or when no incumbent was measured.
+  std::optional<IncumbentTiming> incumbent;
 };
 
 /// What the running build is: what a record must match, and the context it is compared with.

@@ -134,6 +134,15 @@ struct RecordReader {
       if (!prior->is_object()) bad(where + "prior", "an object or null", *prior);
       out.prior = *prior;
     }
+    const json* incumbent = find(e, "incumbent", where, false);
+    if (incumbent != nullptr && !incumbent->is_null()) {
+      if (!incumbent->is_object()) bad(where + "incumbent", "an object or null", *incumbent);
+      const json* m = find(*incumbent, "median_ms", where + "incumbent.", true);
+      if (!m->is_number() || !std::isfinite(m->get<double>()) || m->get<double>() <= 0)
+        bad(where + "incumbent.median_ms", "a finite number > 0", *m);
+      out.incumbent =
+          IncumbentTiming{string(*incumbent, "config_id", where + "incumbent."), m->get<double>()};
+    }
     return out;
   }
 

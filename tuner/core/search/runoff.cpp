@@ -68,6 +68,36 @@ void from_json(const nlohmann::json& j, RunoffStats& s) {
   s.challenger_alone_ms = j.value("challenger_alone_ms", 0.0);
 }
 
+std::string describe_runoff(const RunoffStats& s) {
+  if (s.outcome == RunoffOutcome::forfeit) {
+    if (s.winner.empty())
+      return fmt::format("both finalists ({} and {}) failed their setup in the runoff: no winner",
+                         s.incumbent, s.challenger);
+    const std::string& loser = s.winner == s.incumbent ? s.challenger : s.incumbent;
+    return fmt::format("{} failed its setup in the runoff: {} wins by forfeit", loser, s.winner);
+  }
+  std::string out = fmt::format(
+      "{} of {} pairs favoured the challenger {} ({:.4g} ms against {:.4g} ms for the incumbent "
+      "{}), a paired median difference of {:+.2f}% (p = {:.2g}): ",
+      s.challenger_faster, s.pairs, s.challenger, s.challenger_median_ms, s.incumbent_median_ms,
+      s.incumbent, s.median_diff_pct, s.p_value);
+  switch (s.outcome) {
+    case RunoffOutcome::challenger_wins:
+      return out + fmt::format("past the {:g}% margin and significant at {:g}: the challenger wins",
+                               s.margin_pct, s.alpha);
+    case RunoffOutcome::incumbent_wins:
+      return out + fmt::format("past the {:g}% margin and significant at {:g}: the incumbent wins",
+                               s.margin_pct, s.alpha);
+    default:
+      break;
+  }
+  const std::string why =
+      std::fabs(s.median_diff_pct) <= s.margin_pct
+          ? fmt::format("within the {:g}% margin", s.margin_pct)
+          : fmt::format("past the {:g}% margin but not significant at {:g}", s.margin_pct, s.alpha);
+  return out + why + fmt::format(", a tie: the incumbent {} is kept", s.incumbent);
+}
+
 std::vector<std::string> agreement_warnings(const RunoffStats& stats, double incumbent_search_ms,
                                             double challenger_search_ms,
                                             const RunoffPolicy& policy) {

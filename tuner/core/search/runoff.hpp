@@ -59,6 +59,12 @@ struct RunoffStats {
 void to_json(nlohmann::json& j, const RunoffStats& s);
 void from_json(const nlohmann::json& j, RunoffStats& s);
 
+/// The runoff's decision as a sentence for people (`tuner show`, `tuner report`): `567 of 1000
+/// pairs favoured the challenger B (0.0335 ms against 0.0338 ms for the incumbent A), a paired
+/// median difference of -0.57% (p = 3.1e-06): within the 1% margin, a tie: the incumbent A is
+/// kept`; a forfeit names the finalist whose setup failed.
+std::string describe_runoff(const RunoffStats& s);
+
 /// The agreement check of a decided runoff, per finalist, each departure over
 /// `policy.agreement_pct` one warning naming the config, both times and the departure:
 /// - the two modes: its paired (runoff) median against its median timed alone just before the

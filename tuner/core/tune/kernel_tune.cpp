@@ -121,6 +121,13 @@ BucketResult summarize(const BucketTune& job, const std::string& pruned_hash, co
   if (out.prior) r.prior = to_json(*out.prior);
   r.runoff_skipped = out.runoff_skipped;
   r.strategy_s = out.strategy_s;
+  // The incumbent: the first config of the required phase, when it was measured.
+  for (const Trial& t : out.trials)
+    if (t.phase == Phase::required) {
+      if (const MeasuredState* m = t.state.measured())
+        r.incumbent = IncumbentTiming{t.config.id(), m->median_ms};
+      break;
+    }
   if (out.best_index) {
     const Trial& t = out.trials[*out.best_index];
     const MeasuredState& m = *t.state.measured();
@@ -391,8 +398,11 @@ std::string describe_outcome(const BucketResult& r) {
   if (r.runoff)
     decided = fmt::format("runoff {} ({} pairs, {:+.2f}%, p={:.3g})", to_string(r.runoff->outcome),
                           r.runoff->pairs, r.runoff->median_diff_pct, r.runoff->p_value);
-  return fmt::format("winner {} at {:.4f} ms, by {}", r.best->config.id(), r.best->median_ms,
-                     decided);
+  std::string versus;
+  if (r.incumbent)
+    versus = "; " + describe_speedup(*r.incumbent, r.best->config.id(), r.best->median_ms);
+  return fmt::format("winner {} at {:.4f} ms, by {}{}", r.best->config.id(), r.best->median_ms,
+                     decided, versus);
 }
 
 }  // namespace tune
