@@ -18,21 +18,11 @@ import clitest
 TUNER, DATA_ROOT, WORK = clitest.paths()
 RUNNER_DATA = DATA_ROOT / "runner"
 
-# Answers --version like nvcc 13.0; a compile of BLOCK=1000 or BLOCK=1001 sleeps 3 s first.
-SLOW_NVCC = """#!/bin/sh
-if [ "$1" = "--version" ]; then
-  echo "Cuda compilation tools, release 13.0, V13.0.48"; exit 0
-fi
-out=""
-prev=""
-for a in "$@"; do
-  if [ "$prev" = "-o" ]; then out="$a"; fi
-  case "$a" in -DBLOCK=1000|-DBLOCK=1001) sleep 3 ;; esac
-  prev="$a"
-done
-echo "compile $out" >> "$(dirname "$0")/compiles.txt"
-printf 'cubin for %s' "$*" | sha256sum > "$out"
-"""
+# The tests' stand-in nvcc, whose compiles of BLOCK=1000 and BLOCK=1001 sleep 3 s first.
+SLOW_NVCC = clitest.FAKE_NVCC.replace(
+    'echo "compile $out"',
+    'case " $* " in *" -DBLOCK=1000 "*|*" -DBLOCK=1001 "*) sleep 3 ;; esac\necho "compile $out"')
+assert "sleep 3" in SLOW_NVCC
 
 BLOCKS = list(range(32, 32 + 20)) + [1000, 1001]
 
@@ -60,12 +50,8 @@ class CompileCapCli(unittest.TestCase):
         else:
             shutil.rmtree(top / "tree" / "src", ignore_errors=True)
             shutil.rmtree(top / "tree" / "build" / "tune" / "saxpy", ignore_errors=True)
-        bin_dir = top / "cuda" / "bin"
-        bin_dir.mkdir(parents=True, exist_ok=True)
-        for tool in ["nvcc", "ptxas"]:
-            (bin_dir / tool).write_text(SLOW_NVCC)
-            (bin_dir / tool).chmod(0o755)
-        manifest = clitest.saxpy_tree(top / "tree", bin_dir / "nvcc",
+        nvcc = clitest.fake_cuda(top / "cuda" / "bin", SLOW_NVCC)
+        manifest = clitest.saxpy_tree(top / "tree", nvcc,
                                       RUNNER_DATA / "fake_worker.py", DATA_ROOT, space(search))
         env = clitest.env(TUNE_RUNNER_WORKER_CMD=f"{sys.executable} {RUNNER_DATA / 'fake_worker.py'}",
                           FAKE_TAME="1", TUNE_COMPILE_JOBS="2")
