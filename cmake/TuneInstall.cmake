@@ -52,6 +52,7 @@ set(_tune_public_core_headers
   base/identity.hpp
   base/input_limits.hpp
   base/json_position.hpp
+  base/cxx_names.hpp
   base/json_text.hpp
   base/log_lines.hpp
   base/result.hpp

@@ -705,6 +705,19 @@ function(tune_add_kernel name)
   set(names_dir "${kernel_dir}/include")
   _tune_candidates("${fn}" "${configure_tuner}" "${name}" "${space}" candidates "${entry}"
     "${names_dir}/tune/kernel/${name}.hpp")
+  # The kernel's C++ name, as the tuner made it for the names header's namespace (the winners
+  # headers use the same one): two kernels with one C++ name (`sax-py`, `sax_py`) would define
+  # the same namespace, and a program including both headers would not compile.
+  file(STRINGS "${names_dir}/tune/kernel/${name}.hpp" ns_line
+    REGEX "^namespace tune::kernel::[A-Za-z0-9_]+ {$" LIMIT_COUNT 1)
+  string(REGEX REPLACE "^namespace tune::kernel::([A-Za-z0-9_]+) {$" "\\1" cxx_name "${ns_line}")
+  get_property(cxx_taken GLOBAL PROPERTY _TUNE_KERNEL_CXX_NAME_${cxx_name})
+  if(cxx_taken)
+    message(FATAL_ERROR "${fn}: kernels '${cxx_taken}' and '${name}' have one C++ name, "
+      "'${cxx_name}' (the namespaces tune::kernel::${cxx_name} and "
+      "tune_winners::${cxx_name} of their generated headers): rename one of them")
+  endif()
+  set_property(GLOBAL PROPERTY _TUNE_KERNEL_CXX_NAME_${cxx_name} "${name}")
   # For other targets that compile the harness (a build check, a test): link tune_names.<name>.
   add_library(tune_names.${name} INTERFACE)
   target_include_directories(tune_names.${name} INTERFACE "$<BUILD_INTERFACE:${names_dir}>")

@@ -136,6 +136,21 @@ class ConfigureTest(unittest.TestCase):
             "tune_add_kernel(scale2): RECORD 'records/scale.json' is already the record of kernel "
             "'scale': give each kernel its own record")
 
+    def test_two_kernels_with_one_cxx_name_are_refused(self):
+        # Both were accepted, and a program including both generated headers failed on
+        # `redefinition of 'tune_winners::sax_py::kernel'`.
+        for kernel in ["sax-py", "sax_py"]:
+            self.p.write(f"spaces/{kernel}.toml",
+                         (self.p.src / "spaces/scale.toml").read_text().replace('"scale"', f'"{kernel}"'))
+        self.assert_fails(
+            "tune_add_kernel(sax-py SOURCE kernels/scale.cu SPACE spaces/sax-py.toml "
+            "RECORD records/a.json ENTRY scale ARCH sm_90)\n"
+            "tune_add_kernel(sax_py SOURCE kernels/scale.cu SPACE spaces/sax_py.toml "
+            "RECORD records/b.json ENTRY scale ARCH sm_90)",
+            "tune_add_kernel(sax_py): kernels 'sax-py' and 'sax_py' have one C++ name, 'sax_py' "
+            "(the namespaces tune::kernel::sax_py and tune_winners::sax_py of their generated "
+            "headers): rename one of them")
+
     def test_inherited_definition_with_quotes_is_refused(self):
         self.assert_fails(
             "add_library(quoted INTERFACE)\n"

@@ -1,0 +1,44 @@
+#include <tuner/core/base/cxx_names.hpp>
+
+#include <gtest/gtest.h>
+
+namespace tune {
+namespace {
+
+TEST(CxxNames, CxxIdentifier) {
+  EXPECT_EQ(cxx_identifier("m<=512 & row"), "m_512_row");
+  EXPECT_EQ(cxx_identifier("default"), "default_");
+  EXPECT_EQ(cxx_identifier("1x\\"), "_1x_");
+  EXPECT_EQ(cxx_identifier("_Xy\nz"), "b_Xy_z");
+  EXPECT_EQ(cxx_identifier("a__b"), "a_b");
+  EXPECT_EQ(cxx_identifier(""), "_");
+  EXPECT_EQ(cxx_identifier("sm_90a"), "sm_90a");
+  // Two kernel names, one identifier: the configure refuses the pair.
+  EXPECT_EQ(cxx_identifier("sax-py"), cxx_identifier("sax_py"));
+}
+
+TEST(CxxNames, MacrosOfTheStandardHeadersAndTheCompilerGetASuffix) {
+  // Each broke a generated header: `Bucket::NULL` is `Bucket::__null` after <cstddef>, and
+  // `namespace tune_winners::linux` is `namespace tune_winners::1` under -std=gnu++17.
+  for (const char* name : {"NULL", "EOF", "errno", "INT_MAX", "CHAR_BIT", "PTRDIFF_MAX", "linux",
+                           "unix", "stdin", "assert", "offsetof", "SIGINT", "M_PI", "i386"}) {
+    EXPECT_TRUE(is_predefined_macro(name)) << name;
+    EXPECT_TRUE(is_reserved_cxx_name(name)) << name;
+    EXPECT_EQ(cxx_identifier(name), std::string(name) + "_");
+  }
+  // Lookalikes stay as they are.
+  for (const char* name :
+       {"Null", "eof", "major", "minor", "BLOCK", "INT_MAX_", "SIGMA", "EPT", "M", "NULL2", ""}) {
+    EXPECT_FALSE(is_predefined_macro(name)) << name;
+  }
+  EXPECT_EQ(cxx_identifier("NULL_"), "NULL_");
+  EXPECT_TRUE(is_cxx_keyword("co_await"));
+  EXPECT_FALSE(is_cxx_keyword("await"));
+  EXPECT_FALSE(is_cxx_keyword("int int"));
+  EXPECT_TRUE(is_reserved_cxx_name("__x"));
+  EXPECT_TRUE(is_reserved_cxx_name("_X"));
+  EXPECT_FALSE(is_reserved_cxx_name("_x"));
+}
+
+}  // namespace
+}  // namespace tune
