@@ -390,6 +390,23 @@ class HardenCli(unittest.TestCase):
         self.assertNotIn(b"\x07", r.stdout)
         self.assertIn(b"\\x1b]0;owned\\x07\\x1b[2J", r.stdout)
 
+    def test_show_keeps_a_row_on_its_line_and_the_text_in_its_order(self):
+        # A remote trial's warning "line\nbreak" broke the table onto two lines, and U+202E in
+        # a host reversed the rest of the line: printable escapes both, as every C0 control.
+        self.exec_log()
+        lines = self.log.read_text().splitlines()
+        odd = dict(json.loads(lines[1]), warnings=["line\nbreak", "tab\there", "\u202eevil\u202c"],
+                   remote="\u202ehost")
+        lines.append(json.dumps(odd))
+        self.log.write_text("\n".join(lines) + "\n")
+        r = run("show", self.log)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = text(r.stdout)
+        self.assertIn("line\\x0abreak; tab\\x09here; \\u202eevil\\u202c", out)
+        self.assertNotIn("\u202e", out)
+        rows = out.split("#  config")[1].splitlines()[1:-1]  # between the columns and best
+        self.assertEqual([r.split()[0] for r in rows], [str(n) for n in range(1, len(lines))])
+
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0]])

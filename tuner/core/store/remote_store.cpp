@@ -43,7 +43,10 @@ bool is_hex64(std::string_view s) {
 
 RemoteStore::RemoteStore(std::unique_ptr<Store> store, std::function<void(const std::string&)> warn,
                          std::optional<fs::path> down_marker)
-    : store_(std::move(store)), warn_(std::move(warn)), down_marker_(std::move(down_marker)) {
+    : store_(std::move(store)), down_marker_(std::move(down_marker)) {
+  // Every warning may quote what the server said (an error body, a parser's "last read"):
+  // escaped on its way out, so that no byte of a store reaches a terminal as it is.
+  if (warn) warn_ = [w = std::move(warn)](const std::string& text) { w(printable(text)); };
   // Another process of this build found the store down a moment ago and warned: stay quiet and
   // local rather than wait for the same timeout again.
   if (down_marker_ && recently_down(*down_marker_, store_->where())) down_ = true;
