@@ -328,6 +328,47 @@ function(_tune_candidates fn tuner name space out entry names_header)
   set(${out} "${ids}" PARENT_SCOPE)
 endfunction()
 
+# _tune_store_location(<fn> <tuner> <out>): TUNE_REMOTE_STORE as the tuner reads it
+# (`tuner store check`, the reader every command uses: blanks dropped, credentials, control
+# characters, queries, parameters and '.' segments refused), checked once per configure; "" for
+# none. The manifests get this text, so a password never reaches them. The value goes to the
+# tuner in its environment, not on a command line that other users' `ps` shows, and no message
+# echoes it.
+function(_tune_store_location fn tuner out)
+  get_property(checked GLOBAL PROPERTY _TUNE_STORE_CHECKED)
+  if(NOT checked STREQUAL "${TUNE_REMOTE_STORE}")
+    set(location "")
+    if(NOT TUNE_REMOTE_STORE STREQUAL "")
+      set(had_env OFF)
+      if(DEFINED ENV{TUNE_REMOTE_STORE})
+        set(had_env ON)
+        set(saved_env "$ENV{TUNE_REMOTE_STORE}")
+      endif()
+      set(ENV{TUNE_REMOTE_STORE} "${TUNE_REMOTE_STORE}")
+      execute_process(COMMAND "${tuner}" store check
+        RESULT_VARIABLE rc OUTPUT_VARIABLE location ERROR_VARIABLE err)
+      if(had_env)
+        set(ENV{TUNE_REMOTE_STORE} "${saved_env}")
+      else()
+        unset(ENV{TUNE_REMOTE_STORE})
+      endif()
+      if(NOT rc EQUAL 0)
+        string(STRIP "${err}" err)
+        message(FATAL_ERROR "${fn}: ${err} (the value is not shown: it may hold a secret; "
+          "docs/store.md says how to pass credentials)")
+      endif()
+      string(STRIP "${location}" location)
+      if(location STREQUAL "off")
+        set(location "")
+      endif()
+    endif()
+    set_property(GLOBAL PROPERTY _TUNE_STORE_CHECKED "${TUNE_REMOTE_STORE}")
+    set_property(GLOBAL PROPERTY _TUNE_STORE_LOCATION "${location}")
+  endif()
+  get_property(location GLOBAL PROPERTY _TUNE_STORE_LOCATION)
+  set(${out} "${location}" PARENT_SCOPE)
+endfunction()
+
 # _tune_add_tool_dependencies(<target> <tool-depends>): <target> runs the tuner, so it depends
 # on the targets among <tool-depends> (the host tool's refresh).
 function(_tune_add_tool_dependencies target depends)
@@ -658,6 +699,7 @@ function(tune_add_kernel name)
   # so that a malformed call fails before a first configure builds the host tool.
   _tune_find_nvcc("${fn}" nvcc)
   _tune_configure_tuner("${fn}" configure_tuner)
+  _tune_store_location("${fn}" "${configure_tuner}" remote_store)
   _tune_resolve_archs("${fn}" "${configure_tuner}" archs ${arg_ARCH})
   _tune_build_tuner("${fn}" tool tool_depends)
 
@@ -765,7 +807,7 @@ function(tune_add_kernel name)
   _tune_json(j_compile_log "${compile_log}")
   _tune_json_array(j_harness ${harness})
   _tune_json(j_tool "${tool}")
-  _tune_json(j_remote "${TUNE_REMOTE_STORE}")
+  _tune_json(j_remote "${remote_store}")
   _tune_add_runner("${name}" j_runner "${names_dir}" ${harness})
   # The runner (cmake/TuneRunner.cmake) is named through $<TARGET_FILE>, when there is one.
   # One manifest serves every configuration of a multi-config generator: the runner's path is

@@ -102,8 +102,13 @@ class TrustCli(unittest.TestCase):
     def test_store_locations_that_leak_or_escape_are_refused_unechoed(self):
         for location, message in [
                 ("HTTP://bob:s3cr3t@host/store", "holds credentials"),
-                ("http://host/store?token=s3cr3t", "holds a query ('?')"),
-                ("http://host/store#s3cr3t", "holds a fragment ('#')"),
+                ("http://host/store?token=s3cr3t", "holds a query, a fragment or a parameter"),
+                ("http://host/store#s3cr3t", "holds a query, a fragment or a parameter"),
+                ("http://host/store;token=s3cr3t", "holds a query, a fragment or a parameter"),
+                (" http://bob:s3cr3t@host/store", "holds credentials"),
+                # An escape sequence and a line break were printed raw by `store status`.
+                ("http://127.0.0.1:9/store\n\x1b[31ms3cr3t", "holds a control character"),
+                ("http://127.0.0.1:9/\u202es3cr3t", "holds a control character, a bidi control"),
                 ("http://127.0.0.1:9/store/../../etc/s3cr3t", "holds a '.' or '..' segment"),
                 (f"{self.dir}/store/../s3cr3t", "holds a '.' or '..' segment")]:
             for args in (["store", "status", "--json", "--remote", location],
@@ -115,6 +120,23 @@ class TrustCli(unittest.TestCase):
             # From the environment, in a command that warns and works locally instead.
             r = run("store", "status", TUNE_REMOTE_STORE=location)
             self.assertNotIn("s3cr3t", r.stdout + r.stderr)
+
+    def test_store_check_prints_a_location_as_every_command_reads_it(self):
+        # The configure's check of TUNE_REMOTE_STORE: the same reader as --remote, given the
+        # location in the environment.
+        for location, read in [(" HTTP://cache:8080/tune/ ", "http://cache:8080/tune"),
+                               (f"file://{self.dir}/store", f"{self.dir}/store"),
+                               ("\t", "off"), ("off", "off")]:
+            r = run("store", "check", TUNE_REMOTE_STORE=location)
+            self.assertEqual((r.returncode, r.stdout, r.stderr), (0, read + "\n", ""), location)
+            if location.strip() not in ("", "off"):
+                r = run("store", "check", "--remote", location)
+                self.assertEqual((r.returncode, r.stdout), (0, read + "\n"), r.stderr)
+        r = run("store", "check", TUNE_REMOTE_STORE=" https://bob:s3cr3t@host/x")
+        self.assertEqual((r.returncode, r.stdout), (2, ""))
+        self.assertEqual(r.stderr, "TUNE_REMOTE_STORE: error: the remote store URL holds "
+                         "credentials: remove them and set TUNE_REMOTE_STORE_TOKEN, "
+                         "TUNE_REMOTE_STORE_BASIC_AUTH or a netrc file instead\n")
 
     # -- 10. a resumed exec may be given more evaluations or budget ----------------------------
 

@@ -211,12 +211,13 @@ bool RemoteStore::put_json(std::string_view path, const json& value) {
 }
 
 std::string remote_location(std::string_view cli, std::string_view configured) {
-  std::string location(cli);
+  // Blanks alone say nothing (an empty YAML value); parse_store_location drops them too.
+  std::string location = trim(cli);
   if (location.empty()) {
     const char* env = std::getenv("TUNE_REMOTE_STORE");
-    if (env != nullptr && *env != '\0') location = env;
+    if (env != nullptr) location = trim(env);
   }
-  if (location.empty()) location = configured;
+  if (location.empty()) location = trim(configured);
   if (location == "off") location.clear();
   return location;
 }
@@ -226,13 +227,23 @@ std::unique_ptr<RemoteStore> open_remote_store(std::string_view cli, std::string
                                                std::function<void(const std::string&)> warn) {
   const std::string location = remote_location(cli, configured);
   if (location.empty()) return nullptr;
+  const fs::path marker = cache_dir / ".remote-store-down";
   result<std::unique_ptr<Store>> store = open_store(location, "remote store");
   if (!store) {
-    if (warn) warn(store.error().message + "; working locally");
+    // One warning per build, not one per warm step: the marker names the refused location by
+    // its digest (never the text, which may hold a secret) for the processes that follow.
+    const std::string tag = "refused " + sha256_hex(location);
+    if (!recently_down(marker, tag)) {
+      if (warn) warn(store.error().message + "; working locally");
+      try {
+        write_file_atomic(marker, tag + "\n");
+      } catch (const error&) {
+        // Without the marker each process warns for itself.
+      }
+    }
     return nullptr;
   }
-  return std::make_unique<RemoteStore>(std::move(*store), std::move(warn),
-                                       cache_dir / ".remote-store-down");
+  return std::make_unique<RemoteStore>(std::move(*store), std::move(warn), marker);
 }
 
 }  // namespace tune

@@ -107,8 +107,9 @@ std::optional<nlohmann::json> parse_store_json(std::string_view text);
 std::string remote_location(std::string_view cli, std::string_view configured);
 
 /// The store of `remote_location(cli, configured)`, or nullptr when there is none or it cannot
-/// be used (a malformed location or a tuner without libcurl: then a warning, never an error).
-/// The down marker lives in `cache_dir`.
+/// be used (a malformed location or a tuner without libcurl: then a warning, never an error;
+/// one per minute and location, however many processes of a build ask). The down marker lives
+/// in `cache_dir`.
 std::unique_ptr<RemoteStore> open_remote_store(std::string_view cli, std::string_view configured,
                                                const std::filesystem::path& cache_dir,
                                                std::function<void(const std::string&)> warn);
