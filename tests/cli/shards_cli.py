@@ -563,6 +563,18 @@ class ShardsCli(ShardProject, unittest.TestCase):
         self.assertEqual(self.side_lines("measure "), [])
         self.assertFalse(self.record.exists())
 
+    def test_tune_devices_all_counts_what_cuda_shows(self):
+        # `1 + commas` made `-1` (every GPU hidden) one device and `0,1,,,` four.
+        r = self.tune("all", CUDA_VISIBLE_DEVICES="-1")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("tune.saxpy: error: TUNE_DEVICES=all: CUDA_VISIBLE_DEVICES='-1' shows no "
+                      "GPU (CUDA stops at its first entry that is not a device index or UUID)\n",
+                      r.stderr)
+        r = self.tune("all", CUDA_VISIBLE_DEVICES="0,1,,,")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("tune.saxpy: 2 devices of one kind: 0 'Fake GPU', 1 'Fake GPU'", r.stderr)
+        self.assertIn("on devices 0,1, one shard each", r.stderr)
+
     def test_tune_devices_bad_list_is_refused(self):
         for value, why in [("0,x", "bad device 'x' in '0,x': expected device numbers such as "
                                    "'0,1', or 'all'"),

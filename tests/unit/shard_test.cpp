@@ -189,5 +189,23 @@ TEST(ShardTest, ParsesDeviceLists) {
   EXPECT_EQ(parse_device_list("1,0,1").error().message, "device 1 is listed twice in '1,0,1'");
 }
 
+TEST(ShardTest, CountsTheDevicesCudaVisibleDevicesShows) {
+  // Counting commas made `0,,,,` five devices and `-1` (every GPU hidden) one.
+  EXPECT_EQ(visible_device_count("0,,,,"), 1u);
+  EXPECT_EQ(visible_device_count("-1"), 0u);
+  EXPECT_EQ(visible_device_count(""), 0u);
+  EXPECT_EQ(visible_device_count("0,1,-1,2"), 2u);
+  EXPECT_EQ(visible_device_count(" 2 , 0 ,3"), 3u);
+  EXPECT_EQ(visible_device_count("1,x,2"), 1u);
+  EXPECT_EQ(visible_device_count("0,1,01"), 2u);  // device 1 again: the driver stops there
+  EXPECT_EQ(visible_device_count("GPU-8932f937-d72c-4106-c12f-20bd9faed9f6,GPU-5f2a,1"), 3u);
+  EXPECT_EQ(visible_device_count("GPU-abc,gpu-ABC"), 1u);
+  EXPECT_EQ(visible_device_count("MIG-GPU-8932f937-d72c-4106-c12f-20bd9faed9f6/1/0,"
+                                 "MIG-c7384736-a75d-5afc-978f-d2f1294409fd"),
+            2u);
+  EXPECT_EQ(visible_device_count("GPU-,0"), 0u);
+  EXPECT_EQ(visible_device_count("GPU-xyz"), 0u);
+}
+
 }  // namespace
 }  // namespace tune

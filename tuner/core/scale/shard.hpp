@@ -122,4 +122,15 @@ struct ShardSummary {
 /// expand. A diagnostic for an empty list, a non-number or a duplicate.
 result<std::vector<int>> parse_device_list(std::string_view text);
 
+/// How many devices CUDA shows under `CUDA_VISIBLE_DEVICES=<text>`, read as the driver reads
+/// it: a comma-separated list whose entries are device indices (`0`), GPU UUIDs or a unique
+/// prefix of one (`GPU-8932f937`), or MIG instances (`MIG-<uuid>`, `MIG-GPU-<uuid>/1/0`), white
+/// space around an entry dropped. The driver stops at the first entry that is none of these (an
+/// empty entry, `-1`, the usual way to hide every GPU, a word) and at one that names a device
+/// listed before it; the entries before it are the visible devices, numbered from 0. So
+/// `0,,,,` shows one device and `-1` none, where counting commas made five and one. An index
+/// past the host's GPUs, which the driver also stops at, is not seen here: the worker of that
+/// device reports it.
+std::size_t visible_device_count(std::string_view text);
+
 }  // namespace tune
