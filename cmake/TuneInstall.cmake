@@ -87,6 +87,7 @@ set(_tune_public_core_headers
   search/strategy.hpp
   search/supervisor.hpp
   search/trial.hpp
+  search/trial_lines.hpp
   search/trial_log.hpp
   search/worker_protocol.hpp
   space/entry_template.hpp

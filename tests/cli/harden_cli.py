@@ -269,10 +269,10 @@ class HardenCli(unittest.TestCase):
         r = run("show", self.log)
         self.assertEqual(r.returncode, 0, r.stderr)
         err = text(r.stderr)
-        self.assertIn(f"{self.log}:10: warning: trial skipped: measured trial with non-positive "
-                      "median_ms '-5'", err)
-        self.assertIn(f"{self.log}:11: warning: trial skipped: 'batched' must be true or false",
-                      err)
+        self.assertIn(f"{self.log}:10: warning: skipped an unreadable trial: measured trial with "
+                      "non-positive median_ms '-5'", err)
+        self.assertIn(f"{self.log}:11: warning: skipped an unreadable trial: 'batched' must be "
+                      "true or false", err)
         last = text(r.stdout).splitlines()[-1]
         self.assertTrue(last.startswith("best: BM=64,BN=128 (1.0000 ms)"), last)
 
@@ -293,10 +293,10 @@ class HardenCli(unittest.TestCase):
             r = run(*cmd)
             self.assertEqual(r.returncode, 0, r.stderr)
             err = text(r.stderr)
-            self.assertIn(f"{self.log}:{n - 1}: warning: trial skipped: key 'median_ms' appears "
-                          "twice in one object", err)
-            self.assertIn(f"{self.log}:{n}: warning: trial skipped: min_ms 1 is above its "
-                          "median_ms 0.5", err)
+            self.assertIn(f"{self.log}:{n - 1}: warning: skipped an inconsistent trial: key "
+                          "'median_ms' appears twice in one object", err)
+            self.assertIn(f"{self.log}:{n}: warning: skipped an inconsistent trial: min_ms 1 is "
+                          "above its median_ms 0.5", err)
             self.assertNotIn("0.0001", text(r.stdout))
             self.assertNotIn("BM=16,BN=16", text(r.stdout))
 
@@ -307,7 +307,7 @@ class HardenCli(unittest.TestCase):
         self.log.write_text("\n".join(lines) + "\n")
         r = run("report", self.log, "-o", self.dir / "page.html")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn(b"warning: trial skipped: 'phase' must be", r.stderr)
+        self.assertIn(b"warning: skipped an unreadable trial: 'phase' must be", r.stderr)
 
     def test_show_refuses_a_record_of_a_future_schema(self):
         record = self.dir / "future.json"

@@ -97,8 +97,8 @@ class RemoteStore {
 };
 
 /// The JSON of an object the store answered (text anyone who can PUT may have written): nullopt
-/// for text that is not JSON or that nests deeper than max_json_depth (a copy or a dump of it
-/// would recurse that deep).
+/// for text that is not JSON, that nests deeper than max_json_depth (a copy or a dump of it
+/// would recurse that deep) or that says a key twice in one object (json_duplicate_key).
 std::optional<nlohmann::json> parse_store_json(std::string_view text);
 
 /// The location to use: `cli` (the --remote option) when given, else TUNE_REMOTE_STORE when set
