@@ -411,7 +411,7 @@ class ShardsCli(ShardProject, unittest.TestCase):
     def test_shards_count_is_bounded_and_warned_above_the_candidates(self):
         r = self.tuner("shards", "--manifest", str(self.manifest), "--count", "1000")
         self.assertEqual(r.returncode, 2)
-        self.assertIn("--count must be from 1 to 256", r.stderr)
+        self.assertIn("--count: must be a whole number in [1, 256], got '1000'", r.stderr)
         self.assertEqual(r.stdout, "")
         r = self.tuner("shards", "--manifest", str(self.manifest), "--count", "20")
         self.assertEqual(r.returncode, 0, r.stderr)

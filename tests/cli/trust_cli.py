@@ -56,7 +56,8 @@ class TrustCli(unittest.TestCase):
 
     def test_gc_refuses_keep_days_that_are_not_a_sane_number(self):
         d, fresh, old, _ = self.store_with_objects()
-        for bad in ("nan", "inf", "1e15", "1e300", "-1", "-0", "abc"):
+        # Hexadecimal (`0x1p4`, 16 days) and blanks (` 7`) were read as numbers.
+        for bad in ("nan", "inf", "1e15", "1e300", "-1", "-0", "abc", "0x1p4", " 7", "7 "):
             r = run("store", "gc", "--keep-days", bad, "--remote", d)
             self.assertEqual(r.returncode, 2, (bad, r.stderr))
             self.assertIn("must be a number of days in [0, 36500]", r.stderr)
@@ -64,7 +65,8 @@ class TrustCli(unittest.TestCase):
 
     def test_gc_under_an_hour_needs_force(self):
         d, fresh, old, _ = self.store_with_objects()
-        for short in ("0", "1e-300", "0.04"):
+        # `1e-320` is in range (nearly 0 days): it was refused as "not in [0, 36500]".
+        for short in ("0", "1e-300", "0.04", "1e-320"):
             r = run("store", "gc", "--keep-days", short, "--remote", d)
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn("pass --force", r.stderr)
@@ -90,7 +92,7 @@ class TrustCli(unittest.TestCase):
     # -- 4. numeric environment variables ------------------------------------------------------
 
     def test_an_infinite_store_timeout_is_a_warning_naming_the_variable(self):
-        for bad in ("inf", "1e17", "nan", "0", "-1", "abc"):
+        for bad in ("inf", "1e17", "nan", "0", "-1", "abc", "0x10", " 3"):
             r = run("store", "status", "--remote", "http://127.0.0.1:9/x",
                     TUNE_REMOTE_STORE_TIMEOUT=bad, timeout=60)
             self.assertEqual(r.returncode, 3, r.stderr)

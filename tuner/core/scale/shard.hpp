@@ -118,6 +118,10 @@ struct ShardSummary {
   static result<ShardSummary> load(const std::filesystem::path& path);
 };
 
+/// The most shards a tune is split into (`tuner shards --count`, `tuner slurm submit
+/// --shards`): the most jobs a CI matrix runs (GitHub Actions' 256).
+inline constexpr int max_shards = 256;
+
 /// Parses the comma-separated device list of TUNE_DEVICES (`0,1,3`); `all` is the caller's to
 /// expand. A diagnostic for an empty list, a non-number or a duplicate.
 result<std::vector<int>> parse_device_list(std::string_view text);
