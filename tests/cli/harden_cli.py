@@ -417,6 +417,15 @@ class HardenCli(unittest.TestCase):
         rows = out.split("#  config")[1].splitlines()[1:-1]  # between the columns and best
         self.assertEqual([r.split()[0] for r in rows], [str(n) for n in range(1, len(lines))])
 
+    def test_show_needs_no_temporary_directory_for_a_small_log(self):
+        # `show` of a 7-line log failed with "cannot create a scratch file in '/proc'".
+        self.exec_log()
+        env = clitest.env(TMPDIR="/proc")
+        for cmd in (["show", self.log], ["export", "--format", "t4", self.log]):
+            r = run(*cmd, env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn(b"scratch", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0]])

@@ -99,6 +99,11 @@ TEST(ShardTest, MoreShardsThanCandidatesLeavesSomeEmpty) {
   for (const auto& shard : plan.shards)
     empty += shard.empty() ? 1 : 0;
   EXPECT_EQ(empty, 2u);
+  // The empty shards are the last ones: 256 shards of 14 candidates began with empty shards.
+  const ShardPlan wide = plan_shards({7, 7}, 256);
+  expect_partition({7, 7}, wide);
+  for (std::size_t k = 0; k < wide.shards.size(); ++k)
+    EXPECT_EQ(wide.shards[k].size(), k < 14 ? 1u : 0u) << k;
 }
 
 TEST(ShardTest, NamesItsFiles) {

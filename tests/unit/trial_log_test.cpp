@@ -264,6 +264,19 @@ TEST_F(TrialLogTest, TheTrialRulesOfEveryReaderHoldOnResume) {
   EXPECT_TRUE(trial_line_problem(to_json_line(inverted), inverted, false));
 }
 
+TEST_F(TrialLogTest, ASymlinkedLogIsRefusedAsEveryLogReaderSaysIt) {
+  // read_log (a prior, `tuner status`) said "cannot read the file: Too many levels of symbolic
+  // links" where the other readers name the link.
+  { ASSERT_TRUE(TrialLog::open(path_, header())); }
+  const auto link = dir_ / "link.trials.jsonl";
+  std::filesystem::create_symlink(path_, link);
+  result<LogContents> r = read_log(link);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().str(), link.string() +
+                                 ": error: is a symbolic link; tune never writes through one (it "
+                                 "could point anywhere): remove it");
+}
+
 TEST_F(TrialLogTest, SecondWriterIsRefusedNamingTheHolder) {
   auto first = TrialLog::open(path_, header());
   ASSERT_TRUE(first.has_value());

@@ -146,6 +146,15 @@ std::string valid_utf8(std::string_view text) {
   return out;
 }
 
+std::string warning_line(std::string_view warning) {
+  const std::size_t at = warning.find(": warning: ");
+  // A location has no blank in it (`path:line`): a sentence that quotes a warning is not one.
+  if (at != std::string_view::npos && at > 0 &&
+      warning.substr(0, at).find_first_of(" \t") == std::string_view::npos)
+    return std::string(warning);
+  return "warning: " + std::string(warning);
+}
+
 namespace {
 
 // The code point of the format control at `text[i]` that printable escapes (the bidi controls

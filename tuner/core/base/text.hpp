@@ -67,6 +67,11 @@ std::string valid_utf8(std::string_view text);
 /// for every text from outside that tune prints.
 std::string printable(std::string_view text);
 
+/// A warning as one line of output: as it is when it already says where it comes from and that
+/// it is a warning (`<log>:2: warning: skipped ...`, a reader's), else `warning: <warning>`;
+/// so that a caller adding its own prefix (`large: `) never says `warning:` twice.
+std::string warning_line(std::string_view warning);
+
 /// `text` on one line: each run of white space that holds a line break becomes one space (a
 /// multi-line TOML string quoted in a message).
 std::string one_line(std::string_view text);

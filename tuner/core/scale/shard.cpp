@@ -63,7 +63,9 @@ ShardPlan plan_shards(const std::vector<std::size_t>& sizes, int count) {
   const std::size_t tolerance = total / (8 * n);
   std::vector<std::size_t> cuts{0};
   for (std::size_t k = 1; k < n; ++k) {
-    std::size_t cut = (k * total + n / 2) / n;
+    // More shards than candidates: one candidate each for the first shards, the empty ones
+    // last (rounding spread them between, so that a listing began with empty shards).
+    std::size_t cut = total < n ? std::min(k, total) : (k * total + n / 2) / n;
     // The nearest bucket edge (the earlier on a tie), when close enough and not before the
     // previous cut: small buckets stay whole.
     std::size_t best = cut;

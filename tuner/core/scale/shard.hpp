@@ -59,7 +59,8 @@ struct ShardPlan {
 
 /// Splits buckets of `sizes[b]` candidates into `count` shards (count >= 1): the candidates laid
 /// end to end and cut at round(k * total / count), a cut moved to the nearest bucket edge
-/// within total / (8 * count). The same input gives the same plan on every host.
+/// within total / (8 * count); with more shards than candidates, one candidate to each of the
+/// first shards and none to the rest. The same input gives the same plan on every host.
 ShardPlan plan_shards(const std::vector<std::size_t>& sizes, int count);
 
 /// The plan of `space`'s buckets (their pruned configs); a diagnostic when a bucket's configs do

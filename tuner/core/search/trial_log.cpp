@@ -377,7 +377,13 @@ result<LogContents> read_log(const std::filesystem::path& path) {
   if (ec) return fail(where, 0, 0, "cannot read the file: " + ec.message());
   if (auto d = size_problem(where, size, max_log_bytes, "a trial log")) return fail(*d);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return fail(where, 0, 0, "cannot read the file: " + errno_text());
+  if (fd < 0) {
+    // As every reader of a log tune writes says it (not "Too many levels of symbolic links").
+    struct stat st {};
+    if (errno == ELOOP && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+      return fail(symlink_refused(path));
+    return fail(where, 0, 0, "cannot read the file: " + errno_text());
+  }
   std::string text;
   try {
     text = read_all(fd, path);
