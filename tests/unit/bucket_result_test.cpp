@@ -67,7 +67,8 @@ TEST(BucketResultTest, UnreadableResultsAreDiagnostics) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().str(), (dir / "twice.json").string() +
                                  ": error: not a bucket result: key 'schema_version' appears twice "
-                                 "in one object (a reader would silently take the last)");
+                                 "in one object: keep one of them (a reader would silently take "
+                                 "the last)");
 }
 
 TEST(BucketResultTest, AssembledRecordHasOneMeasuredEntryPerBucket) {

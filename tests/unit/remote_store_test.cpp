@@ -441,9 +441,9 @@ TEST_F(RemoteStoreTest, AnEntryOrATrialThatSaysAKeyTwiceIsRefused) {
   auto r = remote();
   EXPECT_FALSE(r->fetch_entry(b, request_of(key)).has_value());
   ASSERT_EQ(warnings_.size(), 1u);
-  EXPECT_EQ(warnings_[0], fmt::format("remote store '{}': ac/{} is an entry that says key 'status' "
-                                      "twice (a reader would silently take the last); compiling "
-                                      "locally",
+  EXPECT_EQ(warnings_[0], fmt::format("remote store '{}': ac/{} is not a cache entry: key 'status' "
+                                      "appears twice in one object: keep one of them (a reader "
+                                      "would silently take the last); compiling locally",
                                       location_, key));
   EXPECT_TRUE(r->reachable());
   write(a.entry_path(key), text);  // the local cache reads it so too: a miss

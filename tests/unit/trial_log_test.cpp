@@ -255,8 +255,8 @@ TEST_F(TrialLogTest, TheTrialRulesOfEveryReaderHoldOnResume) {
   EXPECT_EQ(log->warnings(),
             (std::vector<std::string>{
                 path_.string() + ":3: warning: skipped an inconsistent trial: key 'median_ms' "
-                                 "appears twice in one object (a reader would silently take "
-                                 "the last)",
+                                 "appears twice in one object: keep one of them (a reader "
+                                 "would silently take the last)",
                 path_.string() + ":4: warning: skipped an inconsistent trial: min_ms 1 is above "
                                  "its median_ms 0.5"}));
   // A score (maximize) is no time: its min above its median is what the objective said.

@@ -27,11 +27,8 @@ CacheEntryText read_cache_entry(std::string_view text) {
     out.why = j.is_object() ? "no schema_version" : j.type_name();
     return out;
   }
-  if (auto dup = json_duplicate_key(text)) {
-    out.why = fmt::format(
-        "an entry that says key '{}' twice (a reader would silently take "
-        "the last)",
-        printable(one_line(dup->second)));
+  if (auto dup = duplicate_key_problem(text)) {
+    out.why = "not a cache entry: " + dup->second;
     return out;
   }
   const json& version = j["schema_version"];

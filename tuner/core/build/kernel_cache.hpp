@@ -137,7 +137,7 @@ struct CacheEntryText {
   Kind kind = Kind::refused;
   std::optional<CacheEntry> entry;
   /// For not_an_entry, what it is instead (`no schema_version`, `array`); for refused, why
-  /// (`not a cache entry of schema 1`, `an entry that says key 'status' twice ...`, ...).
+  /// (`not a cache entry of schema 1`, `not a cache entry: key 'status' appears twice ...`).
   std::string why;
 };
 

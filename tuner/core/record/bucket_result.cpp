@@ -123,11 +123,8 @@ result<BucketResult> BucketResult::load(const std::filesystem::path& path) {
   text << in.rdbuf();
   // The limits and the duplicate-key rule of the other readers (records, summaries, logs).
   if (auto d = json_nesting_problem(text.str(), label)) return fail(*d);
-  if (auto dup = json_duplicate_key(text.str()))
-    return fail(label, 0, 0,
-                fmt::format("not a bucket result: key '{}' appears twice in one object (a reader "
-                            "would silently take the last)",
-                            printable(one_line(dup->second))));
+  if (auto dup = duplicate_key_problem(text.str()))
+    return fail(label, 0, 0, "not a bucket result: " + dup->second);
   try {
     return json::parse(text.str()).get<BucketResult>();
   } catch (const json::exception& e) {

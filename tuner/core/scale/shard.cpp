@@ -172,11 +172,7 @@ result<ShardSummary> ShardSummary::load(const fs::path& from) {
   // A copy or a dump of a deeper tree would recurse that deep (the fuzz target's crash).
   if (auto d = json_nesting_problem(text.str(), label)) return fail(*d);
   // `"shard": 1, "shard": 2` was read as shard 2: a key said twice is refused, as in a record.
-  if (auto dup = json_duplicate_key(text.str()))
-    return fail(label, 0, 0,
-                fmt::format("key '{}' appears twice in one object: keep one of them (a reader "
-                            "would silently take the last)",
-                            printable(one_line(dup->second))));
+  if (auto dup = duplicate_key_problem(text.str())) return fail(label, 0, 0, dup->second);
   try {
     const json j = json::parse(text.str());
     const int schema = j.at("schema_version").get<int>();

@@ -303,11 +303,7 @@ result<Trial> trial_from_json(const nlohmann::json& j) {
 
 std::optional<std::string> trial_line_problem(std::string_view line, const Trial& trial,
                                               bool maximize) {
-  if (auto dup = json_duplicate_key(line))
-    return fmt::format(
-        "key '{}' appears twice in one object (a reader would silently take "
-        "the last)",
-        printable(one_line(dup->second)));
+  if (auto dup = duplicate_key_problem(line)) return dup->second;
   if (const MeasuredState* m = trial.state.measured();
       m != nullptr && !maximize && m->min_ms > m->median_ms)
     return fmt::format("min_ms {} is above its median_ms {}", m->min_ms, m->median_ms);

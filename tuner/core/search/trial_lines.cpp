@@ -26,11 +26,8 @@ result<LogHeader> read_log_header(std::string_view first, const std::string& whe
     return fail(where, number, 0,
                 fmt::format("log_schema {} is not supported (this tuner reads {})",
                             header->log_schema, log_schema));
-  if (auto dup = json_duplicate_key(first))
-    return fail(where, number, 0,
-                fmt::format("the header says key '{}' twice (a reader would silently take the "
-                            "last)",
-                            printable(one_line(dup->second))));
+  if (auto dup = duplicate_key_problem(first))
+    return fail(where, number, 0, "not a trial log: " + dup->second);
   return header;
 }
 
