@@ -760,6 +760,7 @@ function(tune_add_kernel name)
       "tune_winners::${cxx_name} of their generated headers): rename one of them")
   endif()
   set_property(GLOBAL PROPERTY _TUNE_KERNEL_CXX_NAME_${cxx_name} "${name}")
+  set_property(GLOBAL PROPERTY _TUNE_KERNEL_${name}_cxx_name "${cxx_name}")
   # For other targets that compile the harness (a build check, a test): link tune_names.<name>.
   add_library(tune_names.${name} INTERFACE)
   target_include_directories(tune_names.${name} INTERFACE "$<BUILD_INTERFACE:${names_dir}>")

@@ -127,6 +127,17 @@ class HeaderCli(unittest.TestCase):
             self.assertEqual(r.returncode, 2, r.stdout)
             self.assertEqual(r.stderr, f"{space}:{message}\n")
 
+    def test_a_namespace_that_is_a_macro_is_refused(self):
+        # `--namespace app::linux` wrote `namespace app::1` under -std=gnu++17.
+        r = run("header", "--manifest", self.manifest, "--output", self.header, "--namespace",
+                "app::linux")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr, "tuner header: error: --namespace: must be a C++ namespace "
+                         "name such as 'app::winners', got 'app::linux': 'linux' is a C++ keyword, "
+                         "a macro of the standard headers or the compiler, or a reserved name (run "
+                         "'tuner header --help')\n")
+        self.assertFalse(self.header.exists())
+
     def test_an_output_that_is_not_a_regular_file_is_refused(self):
         # A FIFO blocked the compare (read before write), and a rename would have replaced a
         # device or a FIFO with a regular file: each is refused, left as it was, at once.

@@ -40,5 +40,18 @@ TEST(CxxNames, MacrosOfTheStandardHeadersAndTheCompilerGetASuffix) {
   EXPECT_FALSE(is_reserved_cxx_name("_x"));
 }
 
+TEST(CxxNames, ANamespaceOfGeneratedCodeIsIdentifiersNoneOfThemReserved) {
+  EXPECT_EQ(cxx_namespace_problem("app::winners"), std::nullopt);
+  EXPECT_EQ(cxx_namespace_problem("tune_winners::sax_py"), std::nullopt);
+  EXPECT_EQ(cxx_namespace_problem("app::linux"),
+            "'linux' is a C++ keyword, a macro of the standard headers or the compiler, or a "
+            "reserved name");
+  EXPECT_EQ(cxx_namespace_problem("int"),
+            "'int' is a C++ keyword, a macro of the standard headers or the compiler, or a "
+            "reserved name");
+  for (const char* bad : {"", "a::", "::a", "a:::b", "tune_winners::sax-py", "1a", "a b"})
+    EXPECT_EQ(cxx_namespace_problem(bad), "it is not C++ identifiers joined by '::'") << bad;
+}
+
 }  // namespace
 }  // namespace tune

@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
+#include <tuner/core/base/cxx_names.hpp>
 #include <tuner/core/base/env_number.hpp>
 #include <tuner/core/base/input_limits.hpp>
 
@@ -68,6 +69,20 @@ inline CLI::Validator whole_number(long lo, long hi) {
         return {};
       },
       "");  // no description: the help says INT, not INT:INT
+}
+
+/// A namespace for generated code (`--namespace`): identifiers joined by `::`, none of them a
+/// keyword or a macro (cxx_namespace_problem): `must be a C++ namespace name such as
+/// 'app::winners', got 'linux::w': 'linux' is a C++ keyword, a macro ...`.
+inline CLI::Validator cxx_namespace() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (const std::optional<std::string> why = cxx_namespace_problem(text))
+          return fmt::format("must be a C++ namespace name such as 'app::winners', got '{}': {}",
+                             text, *why);
+        return {};
+      },
+      "");
 }
 
 }  // namespace tune::cli

@@ -2,6 +2,7 @@
 // identifier (cxx_names.hpp).
 #include <tuner/core/base/cxx_names.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -274,6 +275,26 @@ bool is_predefined_macro(std::string_view name) {
 bool is_reserved_cxx_name(std::string_view name) {
   return is_cxx_keyword(name) || is_predefined_macro(name) || name.starts_with("__") ||
          (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1])));
+}
+
+std::optional<std::string> cxx_namespace_problem(std::string_view name) {
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = name.find("::", start);
+    const std::string_view part =
+        name.substr(start, end == std::string_view::npos ? end : end - start);
+    const bool identifier = !part.empty() && !std::isdigit(static_cast<unsigned char>(part[0])) &&
+                            std::all_of(part.begin(), part.end(), [](char c) {
+                              return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+                            });
+    if (!identifier) return std::string("it is not C++ identifiers joined by '::'");
+    if (is_reserved_cxx_name(part))
+      return "'" + std::string(part) +
+             "' is a C++ keyword, a macro of the standard headers or the compiler, or a reserved "
+             "name";
+    if (end == std::string_view::npos) return std::nullopt;
+    start = end + 2;
+  }
 }
 
 std::string cxx_identifier(std::string_view text) {

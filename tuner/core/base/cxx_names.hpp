@@ -8,6 +8,7 @@
 //   is_reserved_cxx_name("EOF")     // true: a header declaring `int EOF` breaks after <cstdio>
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,11 @@ bool is_predefined_macro(std::string_view name);
 /// Whether generated C++ cannot declare `name` as it is: a keyword, a predefined macro
 /// (is_predefined_macro), or a name the implementation reserves (`__x`, `_X`).
 bool is_reserved_cxx_name(std::string_view name);
+
+/// Why `name` cannot name a namespace of generated code (`app::winners`, tune_generate_header's
+/// and tune_embed_winners' NAMESPACE), or nullopt: it is not identifiers joined by `::`, or one of
+/// them is reserved (is_reserved_cxx_name: `linux` is `1` under -std=gnu++17).
+std::optional<std::string> cxx_namespace_problem(std::string_view name);
 
 /// `text` as a C++ identifier: each run of other characters becomes one '_', a leading digit
 /// gets a '_' before it, a reserved prefix a 'b', and a keyword or a predefined macro a '_'
