@@ -131,28 +131,8 @@ set(TUNE_CACHE_DIR "${_tune_default_cache}" CACHE PATH
 unset(_tune_default_cache)
 set(TUNE_REMOTE_STORE "$ENV{TUNE_REMOTE_STORE}" CACHE STRING
   "Remote store of compiled candidates and trials (http(s)://host:port/prefix; empty: none)")
-# The URL is written into every manifest: a password or a token in it would be written down
-# too. The scheme matches in any case (HTTP://); the value is never echoed. It is checked, and
-# kept, without the blanks around it, as the tuner reads it: ` http://bob:pw@host` passed the
-# checks below and went into the manifests as it was.
-string(STRIP "${TUNE_REMOTE_STORE}" _tune_store)
-if(NOT _tune_store STREQUAL TUNE_REMOTE_STORE)
-  set(TUNE_REMOTE_STORE "${_tune_store}" CACHE STRING
-    "Remote store of compiled candidates and trials (http(s)://host:port/prefix; empty: none)" FORCE)
-endif()
-unset(_tune_store)
-if(TUNE_REMOTE_STORE MATCHES "^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@")
-  message(FATAL_ERROR "TUNE_REMOTE_STORE holds credentials: remove them from the URL and set "
-    "TUNE_REMOTE_STORE_TOKEN, TUNE_REMOTE_STORE_BASIC_AUTH or a netrc file instead; docs/store.md says how")
-endif()
-if(TUNE_REMOTE_STORE MATCHES "[?#;]")
-  message(FATAL_ERROR "TUNE_REMOTE_STORE holds a query, a fragment or a parameter ('?', '#' or "
-    "';'): a token belongs in TUNE_REMOTE_STORE_TOKEN, never in the location; "
-    "docs/store.md says how")
-endif()
-if(TUNE_REMOTE_STORE MATCHES "(^|/)(\\.|\\.\\.|%2[eE]|%2[eE]%2[eE]|\\.%2[eE]|%2[eE]\\.)(/|$)")
-  message(FATAL_ERROR "TUNE_REMOTE_STORE holds a '.' or '..' segment: name the store's own folder")
-endif()
+# The location is checked by the tuner, the one reader of store locations, when the first kernel
+# is declared (tune_add_kernel, _tune_store_location): what the manifests get is what it read.
 cmake_host_system_information(RESULT _tune_cores QUERY NUMBER_OF_LOGICAL_CORES)
 set(TUNE_WARM_JOBS "${_tune_cores}" CACHE STRING "Candidates warm compiles at once")
 unset(_tune_cores)

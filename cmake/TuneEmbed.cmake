@@ -24,7 +24,9 @@ Included by ``Tune.cmake``.
     device's architecture, its module loaded once per context with ``cuModuleLoadData``.
 
   ``NAMESPACE <ns>``
-    The kernel's namespace is ``<ns>::<name>``. Default: ``tune_winners::<target>`` (the
+    The kernel's namespace is ``<ns>::<name>`` (the name as a C++ identifier, as
+    :command:`tune_generate_header` spells it: ``sax-py`` is ``sax_py``, a name that is a macro
+    such as ``linux`` gets a ``_``). Default: ``tune_winners::<target>`` (the
     target's name as an identifier), so ``tune_embed_winners(mylib KERNELS scale)`` declares
     ``tune_winners::mylib::scale``, apart from the library's own ``mylib::scale`` and from
     :command:`tune_generate_header`'s ``tune_winners::scale``.
@@ -97,6 +99,9 @@ function(tune_embed_winners target)
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/tune_embed/${target}")
   foreach(name IN LISTS arg_KERNELS)
     _tune_recall_kernel("${fn}" "${name}" tune_embed_winners)
+    # The kernel's C++ name, as the tuner made it (tune_add_kernel): `sax-py` is `sax_py`, and
+    # `linux` is `linux_` (a macro under -std=gnu++17).
+    get_property(cxx_name GLOBAL PROPERTY _TUNE_KERNEL_${name}_cxx_name)
     # A record that does not exist yet is no dependency (tuner embed then says how to make it).
     _tune_record_depends("${records}" depends)
     set(header "${dir}/${name}_embedded.hpp")
@@ -108,7 +113,7 @@ function(tune_embed_winners target)
     add_custom_command(
       OUTPUT "${header}" "${cpp}" "${digests}"
       COMMAND "${tool}" embed --manifest "${manifest}" --header "${header}" --source "${cpp}"
-              --digests "${digests}" --namespace "${arg_NAMESPACE}::${name}"
+              --digests "${digests}" --namespace "${arg_NAMESPACE}::${cxx_name}"
               --fallback "${arg_FALLBACK}" --depfile "${dir}/${name}_embedded.d" ${stale_args}
       DEPENDS ${depends} "${space}" "${source}" "${manifest}" ${tool_depends}
       DEPFILE "${dir}/${name}_embedded.d"

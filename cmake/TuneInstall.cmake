@@ -65,6 +65,7 @@ set(_tune_public_core_headers
   base/identity.hpp
   base/input_limits.hpp
   base/json_position.hpp
+  base/cxx_names.hpp
   base/json_text.hpp
   base/log_lines.hpp
   base/result.hpp
@@ -100,6 +101,7 @@ set(_tune_public_core_headers
   search/strategy.hpp
   search/supervisor.hpp
   search/trial.hpp
+  search/trial_lines.hpp
   search/trial_log.hpp
   search/worker_protocol.hpp
   space/entry_template.hpp

@@ -328,6 +328,47 @@ function(_tune_candidates fn tuner name space out entry names_header)
   set(${out} "${ids}" PARENT_SCOPE)
 endfunction()
 
+# _tune_store_location(<fn> <tuner> <out>): TUNE_REMOTE_STORE as the tuner reads it
+# (`tuner store check`, the reader every command uses: blanks dropped, credentials, control
+# characters, queries, parameters and '.' segments refused), checked once per configure; "" for
+# none. The manifests get this text, so a password never reaches them. The value goes to the
+# tuner in its environment, not on a command line that other users' `ps` shows, and no message
+# echoes it.
+function(_tune_store_location fn tuner out)
+  get_property(checked GLOBAL PROPERTY _TUNE_STORE_CHECKED)
+  if(NOT checked STREQUAL "${TUNE_REMOTE_STORE}")
+    set(location "")
+    if(NOT TUNE_REMOTE_STORE STREQUAL "")
+      set(had_env OFF)
+      if(DEFINED ENV{TUNE_REMOTE_STORE})
+        set(had_env ON)
+        set(saved_env "$ENV{TUNE_REMOTE_STORE}")
+      endif()
+      set(ENV{TUNE_REMOTE_STORE} "${TUNE_REMOTE_STORE}")
+      execute_process(COMMAND "${tuner}" store check
+        RESULT_VARIABLE rc OUTPUT_VARIABLE location ERROR_VARIABLE err)
+      if(had_env)
+        set(ENV{TUNE_REMOTE_STORE} "${saved_env}")
+      else()
+        unset(ENV{TUNE_REMOTE_STORE})
+      endif()
+      if(NOT rc EQUAL 0)
+        string(STRIP "${err}" err)
+        message(FATAL_ERROR "${fn}: ${err} (the value is not shown: it may hold a secret; "
+          "docs/store.md says how to pass credentials)")
+      endif()
+      string(STRIP "${location}" location)
+      if(location STREQUAL "off")
+        set(location "")
+      endif()
+    endif()
+    set_property(GLOBAL PROPERTY _TUNE_STORE_CHECKED "${TUNE_REMOTE_STORE}")
+    set_property(GLOBAL PROPERTY _TUNE_STORE_LOCATION "${location}")
+  endif()
+  get_property(location GLOBAL PROPERTY _TUNE_STORE_LOCATION)
+  set(${out} "${location}" PARENT_SCOPE)
+endfunction()
+
 # _tune_add_tool_dependencies(<target> <tool-depends>): <target> runs the tuner, so it depends
 # on the targets among <tool-depends> (the host tool's refresh).
 function(_tune_add_tool_dependencies target depends)
@@ -678,6 +719,7 @@ function(tune_add_kernel name)
   # so that a malformed call fails before a first configure builds the host tool.
   _tune_find_nvcc("${fn}" nvcc)
   _tune_configure_tuner("${fn}" configure_tuner)
+  _tune_store_location("${fn}" "${configure_tuner}" remote_store)
   _tune_resolve_archs("${fn}" "${configure_tuner}" archs ${arg_ARCH})
   _tune_build_tuner("${fn}" tool tool_depends)
 
@@ -725,6 +767,20 @@ function(tune_add_kernel name)
   set(names_dir "${kernel_dir}/include")
   _tune_candidates("${fn}" "${configure_tuner}" "${name}" "${space}" candidates "${entry}"
     "${names_dir}/tune/kernel/${name}.hpp")
+  # The kernel's C++ name, as the tuner made it for the names header's namespace (the winners
+  # headers use the same one): two kernels with one C++ name (`sax-py`, `sax_py`) would define
+  # the same namespace, and a program including both headers would not compile.
+  file(STRINGS "${names_dir}/tune/kernel/${name}.hpp" ns_line
+    REGEX "^namespace tune::kernel::[A-Za-z0-9_]+ {$" LIMIT_COUNT 1)
+  string(REGEX REPLACE "^namespace tune::kernel::([A-Za-z0-9_]+) {$" "\\1" cxx_name "${ns_line}")
+  get_property(cxx_taken GLOBAL PROPERTY _TUNE_KERNEL_CXX_NAME_${cxx_name})
+  if(cxx_taken)
+    message(FATAL_ERROR "${fn}: kernels '${cxx_taken}' and '${name}' have one C++ name, "
+      "'${cxx_name}' (the namespaces tune::kernel::${cxx_name} and "
+      "tune_winners::${cxx_name} of their generated headers): rename one of them")
+  endif()
+  set_property(GLOBAL PROPERTY _TUNE_KERNEL_CXX_NAME_${cxx_name} "${name}")
+  set_property(GLOBAL PROPERTY _TUNE_KERNEL_${name}_cxx_name "${cxx_name}")
   # For other targets that compile the harness (a build check, a test): link tune_names.<name>.
   add_library(tune_names.${name} INTERFACE)
   target_include_directories(tune_names.${name} INTERFACE "$<BUILD_INTERFACE:${names_dir}>")
@@ -772,7 +828,7 @@ function(tune_add_kernel name)
   _tune_json(j_compile_log "${compile_log}")
   _tune_json_array(j_harness ${harness})
   _tune_json(j_tool "${tool}")
-  _tune_json(j_remote "${TUNE_REMOTE_STORE}")
+  _tune_json(j_remote "${remote_store}")
   # What CMake puts in front of nvcc runs warm's and compile-ahead's compiles too (ccache,
   # sccache, icecc, srun ...). CMake sets the variable from the environment variable of the same
   # name only where the CUDA language is enabled; a project without it gets the environment's.

@@ -175,8 +175,8 @@ class ExportCli(unittest.TestCase):
         (self.dir / "record.json").write_text('{"schema_version": 1}\n')
         r = self.export("--format", "t4", "record.json")
         self.assertEqual((r.returncode, r.stderr),
-                         (2, "record.json:1: error: not a trial log: the first line is not a log "
-                             "header\n"))
+                         (2, "record.json:1: error: not a trial log: the header has no integer "
+                             "'log_schema'\n"))
 
 
 if __name__ == "__main__":

@@ -271,10 +271,10 @@ class HardenCli(unittest.TestCase):
         r = run("show", self.log)
         self.assertEqual(r.returncode, 0, r.stderr)
         err = text(r.stderr)
-        self.assertIn(f"{self.log}:10: warning: trial skipped: measured trial with non-positive "
-                      "median_ms '-5'", err)
-        self.assertIn(f"{self.log}:11: warning: trial skipped: 'batched' must be true or false",
-                      err)
+        self.assertIn(f"{self.log}:10: warning: skipped an unreadable trial: measured trial with "
+                      "non-positive median_ms '-5'", err)
+        self.assertIn(f"{self.log}:11: warning: skipped an unreadable trial: 'batched' must be "
+                      "true or false", err)
         best = text(r.stdout).splitlines()[-2]
         self.assertTrue(best.startswith("best: BM=64,BN=128 (1.0000 ms)"), best)
 
@@ -295,10 +295,10 @@ class HardenCli(unittest.TestCase):
             r = run(*cmd)
             self.assertEqual(r.returncode, 0, r.stderr)
             err = text(r.stderr)
-            self.assertIn(f"{self.log}:{n - 1}: warning: trial skipped: key 'median_ms' appears "
-                          "twice in one object", err)
-            self.assertIn(f"{self.log}:{n}: warning: trial skipped: min_ms 1 is above its "
-                          "median_ms 0.5", err)
+            self.assertIn(f"{self.log}:{n - 1}: warning: skipped an inconsistent trial: key "
+                          "'median_ms' appears twice in one object", err)
+            self.assertIn(f"{self.log}:{n}: warning: skipped an inconsistent trial: min_ms 1 is "
+                          "above its median_ms 0.5", err)
             self.assertNotIn("0.0001", text(r.stdout))
             self.assertNotIn("BM=16,BN=16", text(r.stdout))
 
@@ -309,7 +309,7 @@ class HardenCli(unittest.TestCase):
         self.log.write_text("\n".join(lines) + "\n")
         r = run("report", self.log, "-o", self.dir / "page.html")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn(b"warning: trial skipped: 'phase' must be", r.stderr)
+        self.assertIn(b"warning: skipped an unreadable trial: 'phase' must be", r.stderr)
 
     def test_show_refuses_a_record_of_a_future_schema(self):
         record = self.dir / "future.json"
@@ -366,9 +366,19 @@ class HardenCli(unittest.TestCase):
             self.assertEqual(r.returncode, 2, (args, r.stderr))
             self.assertTrue(text(r.stderr).startswith(start), (args, r.stderr))
             self.assertEqual(text(r.stderr).count("\n"), 1, r.stderr)
+        # CLI11's "Could not convert: --count = 1e2": the range instead, as every number says it.
         r = run("shards", "--count", "1e2")
-        self.assertIn("--count", text(r.stderr))
-        self.assertIn("(run 'tuner shards --help')", text(r.stderr))
+        self.assertEqual(text(r.stderr), "tuner shards: error: --count: must be a whole number in "
+                         "[1, 256], got '1e2' (run 'tuner shards --help')\n")
+        for args in (["merge", "--manifest", "m", "--timeout", "1e-300"],
+                     ["merge", "--manifest", "m", "--device", "-1"],
+                     ["slurm", "submit", "--manifest", "m", "--shards", "0x10"]):
+            r = run(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(" must be a ", text(r.stderr))
+        # The help names the type once.
+        r = run("run", "--help")
+        self.assertIn("--compile-jobs INT ", text(r.stdout))
 
     def test_bad_logs_and_archs_are_bad_input(self):
         r = self.exec_sh("echo 1", log=self.dir)
@@ -391,6 +401,32 @@ class HardenCli(unittest.TestCase):
         self.assertNotIn(b"\x1b", r.stdout)
         self.assertNotIn(b"\x07", r.stdout)
         self.assertIn(b"\\x1b]0;owned\\x07\\x1b[2J", r.stdout)
+
+    def test_show_keeps_a_row_on_its_line_and_the_text_in_its_order(self):
+        # A remote trial's warning "line\nbreak" broke the table onto two lines, and U+202E in
+        # a host reversed the rest of the line: printable escapes both, as every C0 control.
+        self.exec_log()
+        lines = self.log.read_text().splitlines()
+        odd = dict(json.loads(lines[1]), warnings=["line\nbreak", "tab\there", "\u202eevil\u202c"],
+                   remote="\u202ehost")
+        lines.append(json.dumps(odd))
+        self.log.write_text("\n".join(lines) + "\n")
+        r = run("show", self.log)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = text(r.stdout)
+        self.assertIn("line\\x0abreak; tab\\x09here; \\u202eevil\\u202c", out)
+        self.assertNotIn("\u202e", out)
+        rows = out.split("#  config")[1].splitlines()[1:-1]  # between the columns and best
+        self.assertEqual([r.split()[0] for r in rows], [str(n) for n in range(1, len(lines))])
+
+    def test_show_needs_no_temporary_directory_for_a_small_log(self):
+        # `show` of a 7-line log failed with "cannot create a scratch file in '/proc'".
+        self.exec_log()
+        env = clitest.env(TMPDIR="/proc")
+        for cmd in (["show", self.log], ["export", "--format", "t4", self.log]):
+            r = run(*cmd, env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn(b"scratch", r.stderr)
 
 
 if __name__ == "__main__":

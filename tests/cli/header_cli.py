@@ -70,6 +70,74 @@ class HeaderCli(unittest.TestCase):
         self.assertEqual(c.returncode, 0, c.stderr)
         self.assertEqual(subprocess.run([exe]).returncode, 0)
 
+    def test_names_the_standard_headers_define_compile(self):
+        # A bucket `NULL` became `Bucket::NULL` (`__null` after <cstddef>), a kernel `linux`
+        # the namespace `tune_winners::linux` (`1` under gnu++17): the build broke in generated
+        # code. Such names get a '_' after them, as keywords do, in both headers.
+        labels = ["NULL", "EOF", "errno", "INT_MAX", "CHAR_BIT", "PTRDIFF_MAX", "linux", "unix",
+                  "stdin", "assert", "SIGINT", "M_PI", "offsetof"]
+        root = self.top / "macros"
+        (root / "kernels").mkdir(parents=True)
+        (root / "spaces").mkdir()
+        (root / "kernels" / "linux.cu").write_text('extern "C" __global__ void linux() {}\n')
+        space = root / "spaces" / "linux.toml"
+        space.write_text('schema = 1\nkernel = "linux"\nrequire = [{ major = 1, minor = 3, '
+                         'Null = "a" }]\n[params]\nmajor = [1, 2]\nminor = [3]\n'
+                         'Null = ["a"]\n' + "".join(
+                             f'[[buckets]]\nname = "{b}"\nwhen = "N == {i}"\n'
+                             f"shape = {{ N = {i}, eof = 1 }}\n" for i, b in enumerate(labels)))
+        manifest = clitest.manifest(self.top / "mbuild" / "manifest.json", root, "linux",
+                                    build=self.top / "mbuild", tuner=TUNER)
+        names = self.top / "out" / "names.hpp"
+        r = run("warm", "--list-candidates", space, "--kernel", "linux", "--names-header", names)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run("header", "--manifest", manifest, "--output", self.header)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        text = self.header.read_text()
+        self.assertIn("namespace tune_winners::linux_ {", text)
+        self.assertIn("  NULL_,  // 'NULL'\n  EOF_,  // 'EOF'\n  errno_,  // 'errno'\n", text)
+        self.assertIn("namespace tune::kernel::linux_ {", names.read_text())
+        main = self.top / "macros.cpp"
+        std = ["cassert", "cerrno", "cfloat", "cinttypes", "climits", "clocale", "cmath",
+               "csignal", "cstddef", "cstdint", "cstdio", "cstdlib", "cstring", "ctime", "cwchar"]
+        main.write_text("".join(f"#include <{h}>\n" for h in std) +
+                        '#include "pick_winners.hpp"\n#include "names.hpp"\n'
+                        "int main() {\n"
+                        "  auto b = tune_winners::linux_::select({5, 1});\n"
+                        "  return b && *b == tune_winners::linux_::Bucket::PTRDIFF_MAX_ &&\n"
+                        '         tune::kernel::linux_::shape::eof == "eof" ? 0 : 1;\n}\n')
+        for std_flag in ["-std=gnu++17", "-std=c++20"]:
+            exe = self.top / "macros_check"
+            c = subprocess.run([CXX, std_flag, "-Wall", "-Werror", "-I", self.header.parent, main,
+                                "-o", exe], capture_output=True, text=True)
+            self.assertEqual(c.returncode, 0, f"{std_flag}: {c.stderr}")
+            self.assertEqual(subprocess.run([exe]).returncode, 0, std_flag)
+        # A param or a shape name that is such a macro is refused where the space says it: as
+        # -DNULL=... it would redefine the macro in the kernel, and a member cannot be named so.
+        for line, message in [
+                ("[params]\nNULL = [1]\n", "4:1: error: param name 'NULL' is a macro of the C "
+                 "and C++ standard headers or of the compiler: the kernel's -DNULL=... and the "
+                 "generated headers would clash with it; rename it"),
+                ('[params]\nA = [1]\n[[buckets]]\nname = "b"\nshape = { EOF = 1 }\n',
+                 "7:11: error: shape name 'EOF' in bucket 'b' is a macro of the C and C++ "
+                 "standard headers or of the compiler: the generated headers would clash with "
+                 "it; rename it")]:
+            space.write_text('schema = 1\nkernel = "linux"\n' + line)
+            r = run("space", space)
+            self.assertEqual(r.returncode, 2, r.stdout)
+            self.assertEqual(r.stderr, f"{space}:{message}\n")
+
+    def test_a_namespace_that_is_a_macro_is_refused(self):
+        # `--namespace app::linux` wrote `namespace app::1` under -std=gnu++17.
+        r = run("header", "--manifest", self.manifest, "--output", self.header, "--namespace",
+                "app::linux")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr, "tuner header: error: --namespace: must be a C++ namespace "
+                         "name such as 'app::winners', got 'app::linux': 'linux' is a C++ keyword, "
+                         "a macro of the standard headers or the compiler, or a reserved name (run "
+                         "'tuner header --help')\n")
+        self.assertFalse(self.header.exists())
+
     def test_an_output_that_is_not_a_regular_file_is_refused(self):
         # A FIFO blocked the compare (read before write), and a rename would have replaced a
         # device or a FIFO with a regular file: each is refused, left as it was, at once.

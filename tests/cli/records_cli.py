@@ -749,7 +749,8 @@ class RecordsCli(unittest.TestCase):
         log = DATA / "gemm.trials.jsonl"
         r = run("show", "gemm.trials.jsonl", cwd=DATA)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(r.stderr, "gemm.trials.jsonl:4: warning: unreadable line skipped\n")
+        self.assertEqual(r.stderr, "gemm.trials.jsonl:4: warning: skipped a line that is not valid "
+                                   "JSON\n")
         self.golden("show_log.txt", r.stdout)
         r = run("show", log, "--json")
         j = json.loads(r.stdout)

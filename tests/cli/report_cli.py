@@ -125,14 +125,15 @@ class ReportCli(unittest.TestCase):
         log.write_text("".join(json.dumps(l) + "\n" for l in lines) + "{torn")
         r = self.report(log)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(r.stderr, f"{log}:6: warning: unreadable line skipped\n")
+        self.assertEqual(r.stderr, f"{log}:6: warning: ignored a torn last line (an interrupted "
+                                   "write)\n")
         page = (self.dir / "tune_report.html").read_text()
         self.assertIn("Lowest median: <b>A=2</b> at 1.9 ms (phase search). Speed-up 1.05x over "
                       "the incumbent A=1 (2.0000 ms). Runoff: <b>A=2</b> wins (challenger_wins).",
                       page)
         self.assertEqual(page.count('<path class="runoff"'), 2)
         self.assertIn("<tr><th>pairs</th><td>40</td></tr>", page)
-        self.assertIn("unreadable line skipped", page)
+        self.assertIn("ignored a torn last line", page)
 
     def test_constant_params_long_labels_and_which_params_matter(self):
         # A convolution-like log: two params the same in every trial, long labels, and one
@@ -193,7 +194,7 @@ class ReportCli(unittest.TestCase):
         record.write_text('{"schema_version": 1}\n')
         r = self.report(record)
         self.assertEqual((r.returncode, r.stderr),
-                         (2, f"{record}:1: error: not a trial log: the first line has no "
+                         (2, f"{record}:1: error: not a trial log: the header has no integer "
                              "'log_schema'\n"))
         r = self.report(self.dir / "missing.trials.jsonl")
         self.assertEqual((r.returncode, r.stderr),

@@ -534,7 +534,10 @@ class RunnerCli(unittest.TestCase):
         env = self.env(FAKE_TAME=1)
         r = self.tune(env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
+        with self.log.open("a") as f:
+            f.write("not a trial\n")  # the prior's warning names it, once as a warning
         old = self.log.read_text()
+        bad_line = len(old.splitlines())
         s = subprocess.run([TUNER, "status", "--manifest", str(self.manifest)],
                            capture_output=True, text=True)
         self.assertNotIn("prior", s.stdout)  # fresh: nothing to say
@@ -556,6 +559,10 @@ class RunnerCli(unittest.TestCase):
         self.assertIn(f"{BUCKET}: warning: {self.log} was measured for another build ("
                       "'saxpy.cu' changed; ", r.stderr)
         self.assertIn(f"kept as the prior {prior}", r.stderr)
+        # `large: warning: <log>:2: warning: ...` said it twice.
+        self.assertIn(f"{BUCKET}: {prior}:{bad_line}: warning: skipped a line that is not valid "
+                      "JSON\n", r.stderr)
+        self.assertNotIn("warning: " + str(prior), r.stderr)
         header = json.loads(self.log.read_text().splitlines()[0])
         self.assertEqual(header["prior"], {"from": str(prior), "tuner": f"saxpy/{BUCKET}",
                                            "configs": 5, "top_k": 5})

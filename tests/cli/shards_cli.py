@@ -156,9 +156,11 @@ class ShardsCli(ShardProject, unittest.TestCase):
         self.assertEqual((r.returncode, r.stdout),
                          (0, "sm_80 shard 1/2: 7 candidates: 'axpy/n<=4096' 1..7\n"
                              "sm_80 shard 2/2: 7 candidates: 'axpy/large' 1..7\n"), r.stderr)
-        (self.build / "tune" / "kernels.list").write_text("saxpy\n")
+        # A line said twice is one kernel: it doubled the kernel's 14 candidates.
+        (self.build / "tune" / "kernels.list").write_text("saxpy\nsaxpy\n")
         r = self.tuner("shards", "--build-dir", str(self.build), "--count", "1", "--json")
-        self.assertEqual([e["kernels"] for e in json.loads(r.stdout)["include"]], [["saxpy"]])
+        self.assertEqual([(e["kernels"], e["candidates"])
+                          for e in json.loads(r.stdout)["include"]], [(["saxpy"], 14)])
         self.assertTrue(other.exists())
         # One of --manifest and --build-dir.
         r = self.tuner("shards", "--count", "2")
@@ -244,6 +246,9 @@ class ShardsCli(ShardProject, unittest.TestCase):
         r = self.merge()
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("tuner merge: saxpy sm_90: 3 of 3 shards\n", r.stderr)
+        # Each trial says which shard measured it (it said "(from the log)").
+        self.assertIn("(shard 2/3)", r.stderr)
+        self.assertNotIn("(from the log)", r.stderr)
         # Honest shards: every trial is of its own slice or an incumbent, and no slice lacks one.
         self.assertNotIn("outside its slice", r.stderr)
         self.assertNotIn("slice lacks", r.stderr)
@@ -449,13 +454,16 @@ class ShardsCli(ShardProject, unittest.TestCase):
     def test_shards_count_is_bounded_and_warned_above_the_candidates(self):
         r = self.tuner("shards", "--manifest", str(self.manifest), "--count", "1000")
         self.assertEqual(r.returncode, 2)
-        self.assertIn("--count must be from 1 to 256", r.stderr)
+        self.assertIn("--count: must be a whole number in [1, 256], got '1000'", r.stderr)
         self.assertEqual(r.stdout, "")
         r = self.tuner("shards", "--manifest", str(self.manifest), "--count", "20")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("warning: 20 shards for 14 candidates on sm_90: 6 of them will have "
                       "nothing to measure", r.stderr)
         self.assertIn("shard 1/20: 1 candidate: ", r.stdout)
+        # The empty shards come last.
+        lines = r.stdout.splitlines()
+        self.assertEqual([("0 candidates" in line) for line in lines], [False] * 14 + [True] * 6)
 
     def test_missing_shard_is_listed_and_nothing_written_unless_partial(self):
         for spec in ("1/3", "3/3"):
@@ -600,6 +608,18 @@ class ShardsCli(ShardProject, unittest.TestCase):
                       "kind\n", r.stderr)
         self.assertEqual(self.side_lines("measure "), [])
         self.assertFalse(self.record.exists())
+
+    def test_tune_devices_all_counts_what_cuda_shows(self):
+        # `1 + commas` made `-1` (every GPU hidden) one device and `0,1,,,` four.
+        r = self.tune("all", CUDA_VISIBLE_DEVICES="-1")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("tune.saxpy: error: TUNE_DEVICES=all: CUDA_VISIBLE_DEVICES='-1' shows no "
+                      "GPU (CUDA stops at its first entry that is not a device index or UUID)\n",
+                      r.stderr)
+        r = self.tune("all", CUDA_VISIBLE_DEVICES="0,1,,,")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("tune.saxpy: 2 devices of one kind: 0 'Fake GPU', 1 'Fake GPU'", r.stderr)
+        self.assertIn("on devices 0,1, one shard each", r.stderr)
 
     def test_tune_devices_bad_list_is_refused(self):
         for value, why in [("0,x", "bad device 'x' in '0,x': expected device numbers such as "

@@ -107,6 +107,20 @@ class StoreCli(unittest.TestCase):
         self.assertIn("holds credentials", err)
         self.assertNotIn("s3cret", err + json.dumps(out))
 
+    def test_a_refused_location_warns_once_per_build(self):
+        # Ninja runs one warm step per candidate: each one warned (7 times for 7 candidates).
+        m = self.tree("a")
+        env = clitest.env(TUNE_REMOTE_STORE="http://me:s3cret@127.0.0.1:9/x")
+        warnings = []
+        for block in [32, 64, 128]:
+            r = self.tuner("warm", "--manifest", m, "--config", f"BLOCK={block}", env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            warnings += [line for line in r.stderr.splitlines() if "warning:" in line]
+        self.assertEqual(warnings, [
+            "tuner warm: warning: the remote store URL holds credentials: remove them and set "
+            "TUNE_REMOTE_STORE_TOKEN, TUNE_REMOTE_STORE_BASIC_AUTH or a netrc file instead; "
+            "working locally"])
+
     def test_a_token_from_the_environment_is_used_and_written_nowhere(self):
         token = SERVERS["bearer_token"]
         url = f"{SERVERS['nginx']}/bearer/cli-token"

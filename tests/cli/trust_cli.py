@@ -56,7 +56,8 @@ class TrustCli(unittest.TestCase):
 
     def test_gc_refuses_keep_days_that_are_not_a_sane_number(self):
         d, fresh, old, _ = self.store_with_objects()
-        for bad in ("nan", "inf", "1e15", "1e300", "-1", "-0", "abc"):
+        # Hexadecimal (`0x1p4`, 16 days) and blanks (` 7`) were read as numbers.
+        for bad in ("nan", "inf", "1e15", "1e300", "-1", "-0", "abc", "0x1p4", " 7", "7 "):
             r = run("store", "gc", "--keep-days", bad, "--remote", d)
             self.assertEqual(r.returncode, 2, (bad, r.stderr))
             self.assertIn("must be a number of days in [0, 36500]", r.stderr)
@@ -64,7 +65,8 @@ class TrustCli(unittest.TestCase):
 
     def test_gc_under_an_hour_needs_force(self):
         d, fresh, old, _ = self.store_with_objects()
-        for short in ("0", "1e-300", "0.04"):
+        # `1e-320` is in range (nearly 0 days): it was refused as "not in [0, 36500]".
+        for short in ("0", "1e-300", "0.04", "1e-320"):
             r = run("store", "gc", "--keep-days", short, "--remote", d)
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn("pass --force", r.stderr)
@@ -90,7 +92,7 @@ class TrustCli(unittest.TestCase):
     # -- 4. numeric environment variables ------------------------------------------------------
 
     def test_an_infinite_store_timeout_is_a_warning_naming_the_variable(self):
-        for bad in ("inf", "1e17", "nan", "0", "-1", "abc"):
+        for bad in ("inf", "1e17", "nan", "0", "-1", "abc", "0x10", " 3"):
             r = run("store", "status", "--remote", "http://127.0.0.1:9/x",
                     TUNE_REMOTE_STORE_TIMEOUT=bad, timeout=60)
             self.assertEqual(r.returncode, 3, r.stderr)
@@ -102,8 +104,13 @@ class TrustCli(unittest.TestCase):
     def test_store_locations_that_leak_or_escape_are_refused_unechoed(self):
         for location, message in [
                 ("HTTP://bob:s3cr3t@host/store", "holds credentials"),
-                ("http://host/store?token=s3cr3t", "holds a query ('?')"),
-                ("http://host/store#s3cr3t", "holds a fragment ('#')"),
+                ("http://host/store?token=s3cr3t", "holds a query, a fragment or a parameter"),
+                ("http://host/store#s3cr3t", "holds a query, a fragment or a parameter"),
+                ("http://host/store;token=s3cr3t", "holds a query, a fragment or a parameter"),
+                (" http://bob:s3cr3t@host/store", "holds credentials"),
+                # An escape sequence and a line break were printed raw by `store status`.
+                ("http://127.0.0.1:9/store\n\x1b[31ms3cr3t", "holds a control character"),
+                ("http://127.0.0.1:9/\u202es3cr3t", "holds a control character, a bidi control"),
                 ("http://127.0.0.1:9/store/../../etc/s3cr3t", "holds a '.' or '..' segment"),
                 (f"{self.dir}/store/../s3cr3t", "holds a '.' or '..' segment")]:
             for args in (["store", "status", "--json", "--remote", location],
@@ -115,6 +122,23 @@ class TrustCli(unittest.TestCase):
             # From the environment, in a command that warns and works locally instead.
             r = run("store", "status", TUNE_REMOTE_STORE=location)
             self.assertNotIn("s3cr3t", r.stdout + r.stderr)
+
+    def test_store_check_prints_a_location_as_every_command_reads_it(self):
+        # The configure's check of TUNE_REMOTE_STORE: the same reader as --remote, given the
+        # location in the environment.
+        for location, read in [(" HTTP://cache:8080/tune/ ", "http://cache:8080/tune"),
+                               (f"file://{self.dir}/store", f"{self.dir}/store"),
+                               ("\t", "off"), ("off", "off")]:
+            r = run("store", "check", TUNE_REMOTE_STORE=location)
+            self.assertEqual((r.returncode, r.stdout, r.stderr), (0, read + "\n", ""), location)
+            if location.strip() not in ("", "off"):
+                r = run("store", "check", "--remote", location)
+                self.assertEqual((r.returncode, r.stdout), (0, read + "\n"), r.stderr)
+        r = run("store", "check", TUNE_REMOTE_STORE=" https://bob:s3cr3t@host/x")
+        self.assertEqual((r.returncode, r.stdout), (2, ""))
+        self.assertEqual(r.stderr, "TUNE_REMOTE_STORE: error: the remote store URL holds "
+                         "credentials: remove them and set TUNE_REMOTE_STORE_TOKEN, "
+                         "TUNE_REMOTE_STORE_BASIC_AUTH or a netrc file instead\n")
 
     # -- 10. a resumed exec may be given more evaluations or budget ----------------------------
 

@@ -53,24 +53,46 @@ class ConfigureTest(unittest.TestCase):
         self.assert_fails(f"{declare}\n{call}", message, module="TuneHeader.cmake")
 
     def test_remote_store_locations_that_leak_or_escape_are_refused(self):
+        # The configure asks the tuner (`tuner store check`), the one reader of locations: its
+        # own regular expressions missed a leading blank, and the password went into every
+        # manifest.
+        creds = ("tune_add_kernel(scale): TUNE_REMOTE_STORE: error: the remote store URL holds "
+                 "credentials: remove them and set TUNE_REMOTE_STORE_TOKEN, "
+                 "TUNE_REMOTE_STORE_BASIC_AUTH or a netrc file instead (the value is not shown: "
+                 "it may hold a secret; docs/store.md says how to pass credentials)")
+        query = ("TUNE_REMOTE_STORE: error: the remote store location holds a query, a fragment "
+                 "or a parameter ('?', '#' or ';'): a token belongs in TUNE_REMOTE_STORE_TOKEN, "
+                 "never in the location")
+        dots = ("TUNE_REMOTE_STORE: error: the remote store location holds a '.' or '..' "
+                "segment: name the store's own folder")
+        control = ("TUNE_REMOTE_STORE: error: the remote store location holds a control "
+                   "character, a bidi control or bytes that are not UTF-8: write it as plain text")
         try:
             for location, message in [
-                    ("HTTP://bob:s3cr3t@host/store", "TUNE_REMOTE_STORE holds credentials"),
-                    ("http://host/store?token=s3cr3t", "holds a query, a fragment or a parameter"),
-                    ("http://host/store#s3cr3t", "holds a query, a fragment or a parameter"),
-                    # Blanks around the value hid the userinfo from the check (and the
-                    # manifests got the password); a ;token= parameter was written down too.
-                    (" http://bob:s3cr3t@host/store", "TUNE_REMOTE_STORE holds credentials"),
-                    ("\thttp://bob:s3cr3t@host/store ", "TUNE_REMOTE_STORE holds credentials"),
-                    ("http://host/store;token=s3cr3t", "holds a query, a fragment or a parameter"),
-                    ("http://host/store/../../etc", "holds a '.' or '..' segment"),
-                    ("http://host/store/%2e%2e/etc", "holds a '.' or '..' segment")]:
+                    ("HTTP://bob:s3cr3t@host/store", creds),
+                    ("http://host/store?token=s3cr3t", query),
+                    ("http://host/store#s3cr3t", query),
+                    (" http://bob:s3cr3t@host/store", creds),
+                    ("\thttp://bob:s3cr3t@host/store ", creds),
+                    ("http://host/store;token=s3cr3t", query),
+                    ("http://host/store/../../etc", dots),
+                    ("http://host/store/%2e%2e/etc", dots),
+                    ("http://host/s3cr3t\x1b[31m", control),
+                    ("http://host/s3cr3t\u202e", control)]:
                 result = self.configure(DECLARE, f"-DTUNE_REMOTE_STORE={location}")
                 self.assertNotEqual(result.rc, 0, result)
                 self.assertIn(squash(message), squash(result.stderr), result)
                 self.assertNotIn("s3cr3t", result.stderr + result.stdout)
+            # What the manifest gets is what the tuner read: without the blanks, the scheme in
+            # lowercase, no trailing '/'.
+            result = self.configure(DECLARE, "-DTUNE_REMOTE_STORE= HTTP://cache:8080/tune/ ")
+            self.assertEqual(result.rc, 0, result)
+            manifest = json.loads(self.p.manifest("scale").read_text())
+            self.assertEqual(manifest["remote_store"], "http://cache:8080/tune")
         finally:
             self.configure(DECLARE, "-DTUNE_REMOTE_STORE=")
+        manifest = json.loads(self.p.manifest("scale").read_text())
+        self.assertEqual(manifest["remote_store"], "")
 
     def test_warm_jobs_past_the_tuners_range_are_refused(self):
         # TUNE_WARM_JOBS=2000 configured and warmed, and then the tune target failed on
@@ -135,6 +157,21 @@ class ConfigureTest(unittest.TestCase):
             "RECORD records/scale.json ARCH sm_90)",
             "tune_add_kernel(scale2): RECORD 'records/scale.json' is already the record of kernel "
             "'scale': give each kernel its own record")
+
+    def test_two_kernels_with_one_cxx_name_are_refused(self):
+        # Both were accepted, and a program including both generated headers failed on
+        # `redefinition of 'tune_winners::sax_py::kernel'`.
+        for kernel in ["sax-py", "sax_py"]:
+            self.p.write(f"spaces/{kernel}.toml",
+                         (self.p.src / "spaces/scale.toml").read_text().replace('"scale"', f'"{kernel}"'))
+        self.assert_fails(
+            "tune_add_kernel(sax-py SOURCE kernels/scale.cu SPACE spaces/sax-py.toml "
+            "RECORD records/a.json ENTRY scale ARCH sm_90)\n"
+            "tune_add_kernel(sax_py SOURCE kernels/scale.cu SPACE spaces/sax_py.toml "
+            "RECORD records/b.json ENTRY scale ARCH sm_90)",
+            "tune_add_kernel(sax_py): kernels 'sax-py' and 'sax_py' have one C++ name, 'sax_py' "
+            "(the namespaces tune::kernel::sax_py and tune_winners::sax_py of their generated "
+            "headers): rename one of them")
 
     def test_inherited_definition_with_quotes_is_refused(self):
         self.assert_fails(

@@ -34,10 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     "a shared trial reads back different");
   for (const std::string& name : {shared->host, shared->device, shared->driver}) {
     const std::string shown = tune::printable(name);
-    for (char c : shown)  // printable keeps tab and line feed, as `show` prints them
-      tune::fuzz::check(
-          c == '\t' || c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f),
-          "a remote name prints a control character");
+    tune::fuzz::check_terminal_safe(shown, "a remote name");
   }
   return 0;
 }

@@ -61,6 +61,14 @@ TEST(BucketResultTest, UnreadableResultsAreDiagnostics) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().path, (dir / "bad.json").string());
   EXPECT_FALSE(BucketResult::load(dir / "missing.json"));
+  // A key said twice, as every reader refuses it: a parser would keep the last.
+  std::ofstream(dir / "twice.json") << "{\"schema_version\": 1, \"schema_version\": 1}";
+  r = BucketResult::load(dir / "twice.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().str(), (dir / "twice.json").string() +
+                                 ": error: not a bucket result: key 'schema_version' appears twice "
+                                 "in one object: keep one of them (a reader would silently take "
+                                 "the last)");
 }
 
 TEST(BucketResultTest, AssembledRecordHasOneMeasuredEntryPerBucket) {

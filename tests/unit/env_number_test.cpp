@@ -27,16 +27,35 @@ TEST_F(EnvNumberTest, OnlyFiniteNumbersInRangeAreUsed) {
   EXPECT_EQ(env_number("TUNE_TEST_NUMBER", 0.1, 3600), std::nullopt);
   ::setenv("TUNE_TEST_NUMBER", "2.5", 1);
   EXPECT_EQ(env_number("TUNE_TEST_NUMBER", 0.1, 3600), 2.5);
-  for (const char* bad : {"inf", "nan", "1e17", "0", "-1", "abc", "2.5s", " "}) {
+  // Plain decimal only: hexadecimal (`0x10` read as 16) and blanks were taken.
+  for (const char* bad :
+       {"inf", "nan", "1e17", "0", "-1", "abc", "2.5s", " ", "0x10", " 3", "3 ", "1e", "-", "."}) {
     ::setenv("TUNE_TEST_NUMBER", bad, 1);
     EXPECT_EQ(env_number("TUNE_TEST_NUMBER", 0.1, 3600), std::nullopt) << bad;
   }
   ::setenv("TUNE_TEST_NUMBER", "8", 1);
   EXPECT_EQ(env_whole_number("TUNE_TEST_NUMBER", 1, 1024), 8);
-  for (const char* bad : {"8.5", "0", "1025", "99999999999999999999", "x"}) {
+  for (const char* bad : {"8.5", "0", "1025", "99999999999999999999", "x", "0x8", " 8", "+8"}) {
     ::setenv("TUNE_TEST_NUMBER", bad, 1);
     EXPECT_EQ(env_whole_number("TUNE_TEST_NUMBER", 1, 1024), std::nullopt) << bad;
   }
+}
+
+TEST(ParseDecimal, PlainDecimalTextOnly) {
+  EXPECT_EQ(parse_decimal("7"), 7.0);
+  EXPECT_EQ(parse_decimal("-2.5e3"), -2500.0);
+  EXPECT_EQ(parse_decimal(".5"), 0.5);
+  EXPECT_EQ(parse_decimal("5."), 5.0);
+  EXPECT_EQ(parse_decimal("1E+2"), 100.0);
+  // Too small for a double is in range (nearly 0), where strtod's ERANGE made it "not a number".
+  EXPECT_TRUE(parse_decimal("1e-320").has_value());
+  EXPECT_EQ(parse_decimal("1e-400"), 0.0);
+  for (const char* bad : {"", " 7", "7 ", "0x1p4", "0x10", "inf", "nan", "1e400", "+7", "1e", "e5",
+                          "1_0", "\xef\xbc\x91\xef\xbc\x90"})
+    EXPECT_EQ(parse_decimal(bad), std::nullopt) << bad;
+  EXPECT_EQ(parse_whole("-12"), -12);
+  for (const char* bad : {"", "-", "1.0", "0x8", " 8", "8 ", "+8", "99999999999999999999"})
+    EXPECT_EQ(parse_whole(bad), std::nullopt) << bad;
 }
 
 TEST_F(EnvNumberTest, TheWarningNamesTheVariableOnce) {

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -112,6 +114,43 @@ TEST(HostileInput, MapTextIsOneTemplateArgumentNothingElse) {
     const std::string e = error(bad);
     EXPECT_EQ(e.rfind("s.toml:8:5: error: value 'a' in [entry.map.L] holds ", 0), 0) << e;
   }
+  // One argument, a type or a constant expression: directives without '#', a second argument,
+  // an argument list closed early, literals left open.
+  const std::string pragma = std::string(TUNE_TEST_DATA) + "/hostile/map_pragma.toml";
+  result<Space> p = Space::load(pragma);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().str(),
+            pragma +
+                ":15:7: error: value 'col' in [entry.map.LAYOUT] holds '_Pragma' (a directive or "
+                "an assembly statement): map text is one C++ template argument such as "
+                "\"Layout::Row\", nothing else");
+  for (const char* good :
+       {R"x("std::array<int, 4>")x", R"x("Foo<Bar<int>>")x", R"x("sizeof(float) * 2")x",
+        R"x("(1 << 4)")x", R"x("1 << 4")x", R"x("(A > B)")x", "\"'a'\"", "\"1'000\"", R"x("-1")x",
+        R"x("0x1p-3")x", R"x("&g")x", R"x("u8\"x\"")x", R"x("s->x")x", R"x("a[2]")x",
+        R"x("f(1, 2)")x"})
+    EXPECT_EQ(error(good), "parsed") << good;
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {R"x("__pragma(x) 1")x", "'__pragma' (a directive or an assembly statement)"},
+      {R"x("asm(\"x\")")x", "'asm' (a directive or an assembly statement)"},
+      {R"x("0>), system(\"id\"), (&saxpy_t<64, 0")x",
+       "a '>' that closes no '<' (it would end the template argument list)"},
+      {R"x("A, B")x", "a ',' outside brackets (a second template argument)"},
+      {R"x("\"abc")x", "an unterminated string literal"},
+      {"\"'a\"", "an unterminated character literal"},
+      {R"x("R\"x(")x", "a raw string literal"},
+      {R"x("LR\"x()x\"")x", "a raw string literal"},
+      {R"x("f(1")x", "an unclosed '('"},
+      {R"x("std::array<int, 4")x", "an unclosed '<'"},
+      {R"x("a)")x", "an unbalanced ')'"},
+      {R"x("a]")x", "an unbalanced ']'"},
+      {R"x("a @ b")x", "'@', which is not C++ punctuation here"},
+      {R"x("a \\ b")x", "'\\', which is not C++ punctuation here"}};
+  for (const auto& [bad, what] : refused)
+    EXPECT_EQ(error(bad), "s.toml:8:5: error: value 'a' in [entry.map.L] holds " + what +
+                              ": map text is one C++ template argument such as "
+                              "\"Layout::Row\", nothing else")
+        << bad;
   // The template itself: its placeholders take braces, nothing else does.
   result<Space> t = Space::parse(
       "schema = 1\nkernel = \"t\"\n[params]\nL = [1]\n[entry]\ntemplate = \"k<{L}>;\"\n", "s.toml");

@@ -423,6 +423,35 @@ TEST_F(RemoteStoreTest, AStoreAnsweringJsonThatIsNoEntryIsOneWarningThenLocal) {
   }
 }
 
+TEST_F(RemoteStoreTest, AnEntryOrATrialThatSaysAKeyTwiceIsRefused) {
+  // The readers of the store's objects keep the record's rule: a parser takes the last of a key
+  // said twice (`"status": "ok", "status": "failed"`), which a forger would use. One reader of
+  // entries (read_cache_entry) for the store and the local cache.
+  const KernelCache a(dir_ / "a");
+  const KernelCache b(dir_ / "b");
+  const std::string key = key_of("twice");
+  const CacheEntry e = stored_entry(a, key, "bytes");
+  ASSERT_TRUE(remote()->upload_entry(a, e));
+  const fs::path object = root_ / "ac" / key;
+  std::string text = read_file(object);
+  const std::size_t at = text.find("\"status\"");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "\"status\": \"failed\", ");
+  write(object, text);
+  auto r = remote();
+  EXPECT_FALSE(r->fetch_entry(b, request_of(key)).has_value());
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_EQ(warnings_[0], fmt::format("remote store '{}': ac/{} is not a cache entry: key 'status' "
+                                      "appears twice in one object: keep one of them (a reader "
+                                      "would silently take the last); compiling locally",
+                                      location_, key));
+  EXPECT_TRUE(r->reachable());
+  write(a.entry_path(key), text);  // the local cache reads it so too: a miss
+  EXPECT_FALSE(a.lookup(key).has_value());
+  EXPECT_FALSE(parse_store_json(R"({"trial": {"median_ms": 1, "median_ms": 0.001}})"));
+  EXPECT_TRUE(parse_store_json(R"({"a": {"m": 1}, "b": {"m": 2}})"));
+}
+
 TEST_F(RemoteStoreTest, GcRemovesOnlyTheStoresOwnOldNames) {
   const fs::path d = dir_ / "gc";
   const std::string hex(64, 'a');

@@ -43,7 +43,13 @@ TEST(ValidUtf8Test, ReplacesEachInvalidByteAndKeepsValidText) {
 }
 
 TEST(ValidUtf8Test, PrintableShowsControlCharactersInsteadOfSendingThem) {
-  EXPECT_EQ(printable("ok\tline\n"), "ok\tline\n");
+  // A line feed broke `show`'s table; U+202E reversed the rest of the line (`measured on
+  // \u202eevil`): both are escaped, as every C0 control and the bidi controls are.
+  EXPECT_EQ(printable("ok\tline\n"), "ok\\x09line\\x0a");
+  EXPECT_EQ(printable("on \u202Eevil\u202C host"), "on \\u202eevil\\u202c host");
+  EXPECT_EQ(printable("\u2066\u2069\u200E\u200F\u061C\u2028\u2029"),
+            "\\u2066\\u2069\\u200e\\u200f\\u061c\\u2028\\u2029");
+  EXPECT_EQ(printable("\u2027\u2030\u2065\u206A\u061B"), "\u2027\u2030\u2065\u206A\u061B");
   EXPECT_EQ(printable("\x1b[2J\x1b]0;owned\x07"), "\\x1b[2J\\x1b]0;owned\\x07");
   EXPECT_EQ(printable("a\rb\x7f"), "a\\x0db\\x7f");
   EXPECT_EQ(printable("\xC2\x9B"

@@ -99,6 +99,11 @@ TEST(ShardTest, MoreShardsThanCandidatesLeavesSomeEmpty) {
   for (const auto& shard : plan.shards)
     empty += shard.empty() ? 1 : 0;
   EXPECT_EQ(empty, 2u);
+  // The empty shards are the last ones: 256 shards of 14 candidates began with empty shards.
+  const ShardPlan wide = plan_shards({7, 7}, 256);
+  expect_partition({7, 7}, wide);
+  for (std::size_t k = 0; k < wide.shards.size(); ++k)
+    EXPECT_EQ(wide.shards[k].size(), k < 14 ? 1u : 0u) << k;
 }
 
 TEST(ShardTest, NamesItsFiles) {
@@ -187,6 +192,24 @@ TEST(ShardTest, ParsesDeviceLists) {
   EXPECT_EQ(parse_device_list("0,,1").error().message,
             "bad device '' in '0,,1': expected device numbers such as '0,1', or 'all'");
   EXPECT_EQ(parse_device_list("1,0,1").error().message, "device 1 is listed twice in '1,0,1'");
+}
+
+TEST(ShardTest, CountsTheDevicesCudaVisibleDevicesShows) {
+  // Counting commas made `0,,,,` five devices and `-1` (every GPU hidden) one.
+  EXPECT_EQ(visible_device_count("0,,,,"), 1u);
+  EXPECT_EQ(visible_device_count("-1"), 0u);
+  EXPECT_EQ(visible_device_count(""), 0u);
+  EXPECT_EQ(visible_device_count("0,1,-1,2"), 2u);
+  EXPECT_EQ(visible_device_count(" 2 , 0 ,3"), 3u);
+  EXPECT_EQ(visible_device_count("1,x,2"), 1u);
+  EXPECT_EQ(visible_device_count("0,1,01"), 2u);  // device 1 again: the driver stops there
+  EXPECT_EQ(visible_device_count("GPU-8932f937-d72c-4106-c12f-20bd9faed9f6,GPU-5f2a,1"), 3u);
+  EXPECT_EQ(visible_device_count("GPU-abc,gpu-ABC"), 1u);
+  EXPECT_EQ(visible_device_count("MIG-GPU-8932f937-d72c-4106-c12f-20bd9faed9f6/1/0,"
+                                 "MIG-c7384736-a75d-5afc-978f-d2f1294409fd"),
+            2u);
+  EXPECT_EQ(visible_device_count("GPU-,0"), 0u);
+  EXPECT_EQ(visible_device_count("GPU-xyz"), 0u);
 }
 
 }  // namespace

@@ -73,8 +73,8 @@ TEST(SpaceSearchTest, ValidValuesAreReadAsWritten) {
 
 TEST(SpaceSearchTest, EachBadValueIsRefusedAtItsPlaceWithTheFix) {
   struct Bad {
-    std::string_view search;
-    std::string_view error;
+    std::string search;
+    std::string error;
   };
   const Bad bad[] = {
       {"prior_top_k = -1",
@@ -123,6 +123,10 @@ TEST(SpaceSearchTest, EachBadValueIsRefusedAtItsPlaceWithTheFix) {
       {"prior = \"large\"",
        "mem.toml:12:9: error: 'prior' in [search] must be \"auto\", \"bucket:<name>\" or "
        "\"arch:sm_<NN>\", got 'large', did you mean 'bucket:large'?"},
+      // A long name is shortened, not echoed whole (5000 characters were).
+      {"prior = \"bucket:" + std::string(5000, 'x') + "\"",
+       "mem.toml:12:9: error: 'prior' in [search] names no bucket of the space: '" +
+           std::string(80, 'x') + "...' (the buckets: 'small', 'large')"},
       {"prior = \"bucket:larg\"",
        "mem.toml:12:9: error: 'prior' in [search] names no bucket of the space: 'larg' (the "
        "buckets: 'small', 'large'), did you mean 'large'?"},

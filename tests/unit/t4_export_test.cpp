@@ -229,11 +229,13 @@ TEST(T4ExportTest, ParsingReadsTheHeaderAndSkipsBadLines) {
   result<ExportLog> log = parse_export_log("g.jsonl", text);
   ASSERT_TRUE(log) << log.error().str();
   EXPECT_EQ(log->header.tuner, "gemm/m<=512");
-  ASSERT_EQ(log->trials.size(), 2u);  // the last line, without its newline, still reads
+  // The last line, without its newline, is a torn append, as a resume and a prior read it.
+  ASSERT_EQ(log->trials.size(), 1u);
   EXPECT_EQ(log->trials[0], measured(1.5, 1.25, 7));
-  ASSERT_EQ(log->warnings.size(), 2u);
+  ASSERT_EQ(log->warnings.size(), 3u);
   EXPECT_EQ(log->warnings[0], "g.jsonl:3: warning: skipped a line that is not valid JSON");
   EXPECT_EQ(log->warnings[1], "g.jsonl:4: warning: skipped an unreadable trial: missing 'phase'");
+  EXPECT_EQ(log->warnings[2], "g.jsonl:6: warning: ignored a torn last line (an interrupted write)");
 }
 
 TEST(T4ExportTest, AnInconsistentTrialIsSkippedNotExported) {
@@ -258,11 +260,11 @@ TEST(T4ExportTest, ParsingRefusesWhatIsNotATrialLog) {
   EXPECT_EQ(message(""), "x.jsonl: error: an empty trial log (no header line)");
   EXPECT_EQ(message("\n  \n"), "x.jsonl: error: an empty trial log (no header line)");
   EXPECT_EQ(message(R"({"record": 1})"),
-            "x.jsonl:1: error: not a trial log: the first line is not a log header");
+            "x.jsonl:1: error: not a trial log: the header has no integer 'log_schema'");
   EXPECT_EQ(message(R"({"log_schema": 1, "tuner": 3})"),
-            "x.jsonl:1: error: the header's 'tuner' must be a string");
+            "x.jsonl:1: error: not a trial log: the header's 'tuner' must be a string");
   EXPECT_EQ(message(R"({"log_schema":7,"tuner":"t","space_hash":"h","arch":""})"),
-            "x.jsonl:1: error: a log of schema 7; this tuner reads schema 1");
+            "x.jsonl:1: error: log_schema 7 is not supported (this tuner reads 1)");
 }
 
 // The streamed document is byte for byte what dumping the whole document writes (what `tuner

@@ -255,13 +255,26 @@ TEST_F(TrialLogTest, TheTrialRulesOfEveryReaderHoldOnResume) {
   EXPECT_EQ(log->warnings(),
             (std::vector<std::string>{
                 path_.string() + ":3: warning: skipped an inconsistent trial: key 'median_ms' "
-                                 "appears twice in one object (a reader would silently take "
-                                 "the last)",
+                                 "appears twice in one object: keep one of them (a reader "
+                                 "would silently take the last)",
                 path_.string() + ":4: warning: skipped an inconsistent trial: min_ms 1 is above "
                                  "its median_ms 0.5"}));
   // A score (maximize) is no time: its min above its median is what the objective said.
   EXPECT_FALSE(trial_line_problem(to_json_line(inverted), inverted, true));
   EXPECT_TRUE(trial_line_problem(to_json_line(inverted), inverted, false));
+}
+
+TEST_F(TrialLogTest, ASymlinkedLogIsRefusedAsEveryLogReaderSaysIt) {
+  // read_log (a prior, `tuner status`) said "cannot read the file: Too many levels of symbolic
+  // links" where the other readers name the link.
+  { ASSERT_TRUE(TrialLog::open(path_, header())); }
+  const auto link = dir_ / "link.trials.jsonl";
+  std::filesystem::create_symlink(path_, link);
+  result<LogContents> r = read_log(link);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().str(), link.string() +
+                                 ": error: is a symbolic link; tune never writes through one (it "
+                                 "could point anywhere): remove it");
 }
 
 TEST_F(TrialLogTest, SecondWriterIsRefusedNamingTheHolder) {

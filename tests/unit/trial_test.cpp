@@ -62,6 +62,21 @@ Trial sample_measured() {
   return t;
 }
 
+TEST(TrialTest, ATimeThatIsNoRealTimeReadsAsNone) {
+  // Export wrote `"timestamp": "2026-13-45T99:99:99Z"` as the log said it.
+  EXPECT_TRUE(is_utc_time("2026-12-03T21:02:54Z"));
+  EXPECT_TRUE(is_utc_time("2024-02-29T23:59:60Z"));
+  for (const char* bad : {"2026-13-45T99:99:99Z", "2026-02-29T00:00:00Z", "2026-04-31T00:00:00Z",
+                          "2026-12-03T24:00:00Z", "2026-12-03 21:02:54Z", "2026-12-03T21:02:54",
+                          "", "2026-1-29T10:00:02Z", "202H200"})
+    EXPECT_FALSE(is_utc_time(bad)) << bad;
+  nlohmann::json j = to_json(sample_measured());
+  j["time"] = "2026-13-45T99:99:99Z";
+  result<Trial> t = trial_from_json(j);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->time, "");
+}
+
 TEST(TrialTest, MeasuredIsOneSortedJsonLine) {
   EXPECT_EQ(to_json_line(sample_measured()),
             R"({"batched":true,"cache_key":"abc123","config_id":"BM=64,BN=128,LAYOUT=\"row\"",)"

@@ -152,16 +152,6 @@ TEST(WinnersHeader, NamesHeaderDeclaresEveryParamAndShapeName) {
             "}  // namespace shape\n\n}  // namespace tune::kernel::scale_v2\n");
 }
 
-TEST(WinnersHeader, CxxIdentifier) {
-  EXPECT_EQ(cxx_identifier("m<=512 & row"), "m_512_row");
-  EXPECT_EQ(cxx_identifier("default"), "default_");
-  EXPECT_EQ(cxx_identifier("1x\\"), "_1x_");
-  EXPECT_EQ(cxx_identifier("_Xy\nz"), "b_Xy_z");
-  EXPECT_EQ(cxx_identifier("a__b"), "a_b");
-  EXPECT_EQ(cxx_identifier(""), "_");
-  EXPECT_EQ(cxx_identifier("sm_90a"), "sm_90a");
-}
-
 TEST(WinnersHeader, NamesTheHeaderCannotHold) {
   const std::string toml = space_toml;
   EXPECT_EQ(problem(toml), "none");

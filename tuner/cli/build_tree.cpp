@@ -30,7 +30,8 @@ std::optional<std::vector<std::string>> declared_kernels(const fs::path& tune_di
     for (char c : line)
       ok = ok &&
            (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-');
-    if (ok) names.push_back(line);
+    // A name listed twice is one kernel (it doubled its candidates in `tuner shards`).
+    if (ok && std::find(names.begin(), names.end(), line) == names.end()) names.push_back(line);
   }
   return names;
 }

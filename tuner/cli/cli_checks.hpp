@@ -3,14 +3,14 @@
 // digits), and no NaN or infinity slipping through a comparison.
 #pragma once
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
+#include <optional>
 #include <string>
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
+#include <tuner/core/base/cxx_names.hpp>
+#include <tuner/core/base/env_number.hpp>
 #include <tuner/core/base/input_limits.hpp>
 
 namespace tune::cli {
@@ -26,13 +26,12 @@ inline CLI::Validator seconds(bool zero_allowed) {
   return CLI::Validator(
       [zero_allowed](std::string& text) -> std::string {
         const std::string range = fmt::format("{}0, {}]", zero_allowed ? "[" : "(", max_seconds);
-        errno = 0;
-        char* end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        const bool number = !text.empty() && end == text.c_str() + text.size() && errno == 0;
+        // Plain decimal only (parse_decimal): `0x1p4` and ` 7` are no numbers of seconds.
+        const std::optional<double> parsed = parse_decimal(text);
+        const double v = parsed.value_or(0);
         // `-0` is refused as a negative number, and a positive time under a millisecond
         // (`1e-300`) as no time at all.
-        if (!number || !std::isfinite(v) || v > max_seconds || v < 0 || text.front() == '-' ||
+        if (!parsed || v > max_seconds || v < 0 || text.front() == '-' ||
             (v == 0 && !zero_allowed) || (v > 0 && v < min_seconds))
           return fmt::format("must be a number of seconds in {}, at least {} when not 0, got '{}'",
                              range, min_seconds, text);
@@ -49,11 +48,11 @@ inline constexpr double max_days = 36500;
 inline CLI::Validator days() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        errno = 0;
-        char* end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        const bool number = !text.empty() && end == text.c_str() + text.size() && errno == 0;
-        if (!number || !std::isfinite(v) || v < 0 || v > max_days || text.front() == '-')
+        // `1e-320` is a number of days in range (nearly 0); `0x1p4` (16) and ` 7` are not
+        // numbers as people write them.
+        const std::optional<double> parsed = parse_decimal(text);
+        const double v = parsed.value_or(0);
+        if (!parsed || v < 0 || v > max_days || text.front() == '-')
           return fmt::format("must be a number of days in [0, {}], got '{}'", max_days, text);
         return {};
       },
@@ -64,15 +63,26 @@ inline CLI::Validator days() {
 inline CLI::Validator whole_number(long lo, long hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {
-        errno = 0;
-        char* end = nullptr;
-        const long v = std::strtol(text.c_str(), &end, 10);
-        const bool number = !text.empty() && end == text.c_str() + text.size() && errno == 0;
-        if (!number || v < lo || v > hi)
+        const std::optional<long> v = parse_whole(text);
+        if (!v || *v < lo || *v > hi)
           return fmt::format("must be a whole number in [{}, {}], got '{}'", lo, hi, text);
         return {};
       },
-      "INT");
+      "");  // no description: the help says INT, not INT:INT
+}
+
+/// A namespace for generated code (`--namespace`): identifiers joined by `::`, none of them a
+/// keyword or a macro (cxx_namespace_problem): `must be a C++ namespace name such as
+/// 'app::winners', got 'linux::w': 'linux' is a C++ keyword, a macro ...`.
+inline CLI::Validator cxx_namespace() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (const std::optional<std::string> why = cxx_namespace_problem(text))
+          return fmt::format("must be a C++ namespace name such as 'app::winners', got '{}': {}",
+                             text, *why);
+        return {};
+      },
+      "");
 }
 
 }  // namespace tune::cli

@@ -16,6 +16,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/kernel_choice.hpp>
 #include <tuner/cli/step_depfile.hpp>
@@ -358,7 +359,8 @@ void add_embed_command(CLI::App& app, Run& run) {
                   "a Makefile-syntax depfile naming the header and every file the step read");
   sub->add_option("--namespace", opt->name_space,
                   "the namespace (default: tune_winners::<kernel>; tune_embed_winners passes "
-                  "tune_winners::<target>::<kernel>, or <NAMESPACE>::<kernel>)");
+                  "tune_winners::<target>::<kernel>, or <NAMESPACE>::<kernel>)")
+      ->check(cxx_namespace());
   sub->add_option("--fallback", opt->fallback,
                   "a device architecture without a record: error (default) or first_incumbent")
       ->check(CLI::IsMember({"error", "first_incumbent"}));

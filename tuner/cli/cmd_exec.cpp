@@ -240,7 +240,7 @@ int run_exec(const ExecOptions& opt) {
       .maximize(opt.maximize);
   tuner.search(space.search());  // the strategy, its stop rules and the space's budget
   if (opt.budget_s) tuner.budget(*opt.budget_s);
-  tuner.on_warning([](const std::string& w) { fmt::print(stderr, "{}\n", w); });
+  tuner.on_warning([](const std::string& w) { fmt::print(stderr, "{}\n", warning_line(w)); });
   if (::isatty(2)) {
     tuner.on_progress([&](const Progress& p) {
       fmt::print(stderr, "[{}/{}] {}: {}{}\n", p.done, p.total, p.trial.id(),

@@ -73,7 +73,7 @@ int run_export(const ExportOptions& opt) {
   if (writer.runoff_trials() > 0)
     fmt::print(stderr, "tuner export: note: left out {} runoff {} (finalists timed again)\n",
                writer.runoff_trials(), writer.runoff_trials() == 1 ? "trial" : "trials");
-  std::fstream& results = scratch.rewind();
+  std::iostream& results = scratch.rewind();
   if (opt.output.empty()) {
     std::fflush(stdout);
     writer.finish(results, std::cout);

@@ -31,6 +31,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/kernel_choice.hpp>
 #include <tuner/cli/step_depfile.hpp>
@@ -135,7 +136,8 @@ void add_header_command(CLI::App& app, Run& run) {
   sub->add_option("--manifest", opt->manifest, "the kernel's manifest.json")->required();
   sub->add_option("--output", opt->output, "the header to write")->required();
   sub->add_option("--namespace", opt->name_space,
-                  "the header's namespace (default: tune_winners::<kernel>)");
+                  "the header's namespace (default: tune_winners::<kernel>)")
+      ->check(cxx_namespace());
   sub->add_option("--depfile", opt->depfile,
                   "a Makefile-syntax depfile naming the header and every file the step read");
   sub->add_flag("--json", opt->json,

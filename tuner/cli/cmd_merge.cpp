@@ -23,6 +23,7 @@
 
 #include <fmt/core.h>
 
+#include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/bucket_name.hpp>
@@ -193,8 +194,10 @@ void add_merge_command(CLI::App& app, Run& run) {
   sub->add_flag("--partial", opt->partial,
                 "merge the shards that are done even when some are missing");
   sub->add_option("--device", opt->device,
-                  "the device the runoff runs on (default 0; CUDA_VISIBLE_DEVICES applies)");
-  sub->add_option("--timeout", opt->timeout_s, "per-candidate timeout in seconds");
+                  "the device the runoff runs on (default 0; CUDA_VISIBLE_DEVICES applies)")
+      ->check(whole_number(0, 1023));
+  sub->add_option("--timeout", opt->timeout_s, "per-candidate timeout in seconds")
+      ->check(seconds(/*zero_allowed=*/false));
   sub->footer(
       "Exit status: 0 records written and verified, 1 shards missing (without --partial) or a "
       "bucket without a winner, 2 bad usage or input (shards that disagree, one still running), 3 "

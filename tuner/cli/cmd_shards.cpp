@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/cli/build_tree.hpp>
+#include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/text.hpp>
@@ -48,20 +49,12 @@ struct KernelPlan {
 };
 
 // GitHub Actions runs at most 256 jobs of one matrix; a split wider than that is a typo.
-constexpr int max_shards = 256;
 
 int run_shards(const ShardsOptions& opt) {
   if (opt.manifest.empty() == opt.build_dir.empty()) {
     fmt::print(stderr,
                "tuner shards: error: pass --manifest <kernel's manifest.json> or --build-dir "
                "<build tree> (every kernel it declares)\n");
-    return exit_bad_input;
-  }
-  if (opt.count < 1 || opt.count > max_shards) {
-    fmt::print(stderr,
-               "tuner shards: error: --count must be from 1 to {} (the most jobs a CI matrix "
-               "runs), got {}\n",
-               max_shards, opt.count);
     return exit_bad_input;
   }
   std::vector<std::filesystem::path> manifests;
@@ -170,7 +163,11 @@ void add_shards_command(CLI::App& app, Run& run) {
   sub->add_option("--build-dir", opt->build_dir,
                   "a build tree: every kernel it declares, split together")
       ->excludes(manifest);
-  sub->add_option("--count", opt->count, "the number of shards")->required();
+  sub->add_option("--count", opt->count,
+                  fmt::format("the number of shards, at most {} (the most jobs a CI matrix runs)",
+                              max_shards))
+      ->required()
+      ->check(whole_number(1, max_shards));
   sub->add_option("--arch", opt->arch, "one architecture (default: every one the manifests list)");
   sub->add_flag("--stale-only", opt->stale_only,
                 "only the kernels and architectures whose record is stale or missing");

@@ -22,6 +22,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/cli/cli_checks.hpp>
 #include <tuner/cli/commands.hpp>
 #include <tuner/cli/kernel_choice.hpp>
 #include <tuner/core/base/atomic_file.hpp>
@@ -89,10 +90,6 @@ int run_submit(const SlurmOptions& opt) {
   if (!chosen) return exit_bad_input;
   const Manifest& manifest = chosen->build.manifest;
   const std::string& arch = chosen->archs.front();
-  if (opt.shards < 1) {
-    fmt::print(stderr, "tuner slurm: error: --shards must be at least 1, got {}\n", opt.shards);
-    return exit_bad_input;
-  }
   const fs::path dir = opt.dir.empty() ? manifest.log_dir / "slurm" : fs::absolute(opt.dir);
   const fs::path shards = dir / "shards";
   fs::create_directories(shards / arch);
@@ -250,7 +247,11 @@ void add_slurm_command(CLI::App& app, Run& run) {
                   "the folder of the scripts, job outputs and shard logs (default: "
                   "<log_dir>/slurm)");
   }
-  submit_cmd->add_option("--shards", opt->shards, "the number of shards (array tasks)")->required();
+  submit_cmd
+      ->add_option("--shards", opt->shards,
+                   fmt::format("the number of shards (array tasks), at most {}", max_shards))
+      ->required()
+      ->check(whole_number(1, max_shards));
   submit_cmd->add_option("--arch", opt->arch,
                          "the architecture (default: the manifest's only one)");
   submit_cmd->add_option("--partition", opt->partition, "sbatch --partition");

@@ -10,6 +10,10 @@
 //       cache lacks (trials are adopted by the tune itself, which knows its device)
 //   tuner store gc --keep-days N [--remote S]
 //       removes what nobody wrote or read for N days from a directory store
+//   tuner store check [--remote S]
+//       reads the location as every command does (parse_store_location) and prints it as read,
+//       without asking the store: the configure's check of TUNE_REMOTE_STORE, which it passes in
+//       the environment (never on a command line) and writes into the manifests as printed
 //
 // The store is --remote, else TUNE_REMOTE_STORE, else the one the build tree was configured
 // with. Exit codes: 0 done, 2 bad usage (no store, gc of an HTTP store), 3 the store does not
@@ -208,6 +212,20 @@ int pull_command(RemoteStore& remote, const std::vector<KernelBuild>& kernels) {
 }
 
 int run_store(const StoreOptions& opt) {
+  if (opt.action == "check") {
+    const std::string location = remote_location(opt.remote, "");
+    if (location.empty()) {
+      fmt::print("off\n");
+      return exit_ok;
+    }
+    result<StoreLocation> parsed = parse_store_location(location, "TUNE_REMOTE_STORE");
+    if (!parsed) {
+      fmt::print(stderr, "{}\n", parsed.error().str());
+      return exit_bad_input;
+    }
+    fmt::print("{}\n", parsed->text);
+    return exit_ok;
+  }
   const std::vector<KernelBuild> kernels = build_kernels(opt.build);
   if ((opt.action == "push" || opt.action == "pull") && opt.build.empty()) {
     fmt::print(stderr, "tuner store {}: error: --build-dir is required\n", opt.action);
@@ -291,7 +309,12 @@ void add_store_command(CLI::App& app, Run& run) {
       ->required()
       ->check(days());
   gc->add_flag("--force", opt->force, "allow --keep-days under an hour (0.0417)");
-  for (CLI::App* s : {status, push, pull, gc}) {
+  auto* check = sub->add_subcommand(
+      "check",
+      "print the store location as tune reads it, or why it cannot be used ('off' for "
+      "none); the store is not asked");
+  check->add_option("--remote", opt->remote, "the location (default: TUNE_REMOTE_STORE)");
+  for (CLI::App* s : {status, push, pull, gc, check}) {
     const std::string name = s->get_name();
     s->callback([&run, opt, name] {
       opt->action = name;

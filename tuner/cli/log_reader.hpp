@@ -1,9 +1,9 @@
 // Reading a trial log for display (`tuner show`, `tuner report`): read-only and tolerant. No
 // lock is taken and nothing is repaired (TrialLog::open, which a run uses, does both); lines
-// that do not read are skipped with a warning naming the line. The header and each trial go
-// through the engine's readers (header_from_json, trial_from_json): a header of another
-// log_schema is refused, a trial the engine would not read (a negative time, a non-string
-// phase) is skipped with the reason.
+// that do not read are skipped with a warning naming the line. The lines go through the
+// engine's one reader (tuner/core/search/trial_lines.hpp): a header of another log_schema is
+// refused, a trial the engine would not read (a negative time, a non-string phase, a key said
+// twice, a minimum above its median) is skipped with the reason.
 #pragma once
 
 #include <functional>

@@ -30,13 +30,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Every GPU of this host: CUDA_VISIBLE_DEVICES when set (its entries are numbered from 0), else
-// what `nvidia-smi -L` lists.
+// Every GPU of this host: the devices CUDA_VISIBLE_DEVICES shows when it is set, counted as the
+// driver reads it (visible_device_count: up to its first entry that is not a device; they are
+// numbered from 0), else what `nvidia-smi -L` lists.
 result<std::vector<int>> all_devices() {
   std::size_t n = 0;
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr) {
-    const std::string v = trim(visible);
-    n = v.empty() ? 0 : 1 + static_cast<std::size_t>(std::count(v.begin(), v.end(), ','));
+    n = visible_device_count(visible);
+    if (n == 0)
+      return fail("", 0, 0,
+                  fmt::format("TUNE_DEVICES=all: CUDA_VISIBLE_DEVICES='{}' shows no GPU (CUDA "
+                              "stops at its first entry that is not a device index or UUID)",
+                              printable(shorten(visible, 200))));
   } else {
     Captured c;
     try {

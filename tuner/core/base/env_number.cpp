@@ -31,15 +31,59 @@ const char* value_of(const char* name) {
   return v != nullptr && *v != '\0' ? v : nullptr;
 }
 
+bool digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
 }  // namespace
+
+std::optional<double> parse_decimal(std::string_view text) {
+  std::size_t i = 0;
+  if (i < text.size() && text[i] == '-') ++i;
+  const std::size_t int_start = i;
+  while (i < text.size() && digit(text[i]))
+    ++i;
+  std::size_t digits = i - int_start;
+  if (i < text.size() && text[i] == '.') {
+    const std::size_t frac_start = ++i;
+    while (i < text.size() && digit(text[i]))
+      ++i;
+    digits += i - frac_start;
+  }
+  if (digits == 0) return std::nullopt;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    const std::size_t exp_start = i;
+    while (i < text.size() && digit(text[i]))
+      ++i;
+    if (i == exp_start) return std::nullopt;
+  }
+  if (i != text.size()) return std::nullopt;
+  const std::string copy(text);
+  errno = 0;
+  const double v = std::strtod(copy.c_str(), nullptr);
+  // ERANGE with a finite result is an underflow: the tiny value is in range, and kept.
+  if (!std::isfinite(v) || (errno == ERANGE && std::fabs(v) > 1)) return std::nullopt;
+  return v;
+}
+
+std::optional<long> parse_whole(std::string_view text) {
+  std::size_t i = text.starts_with("-") ? 1 : 0;
+  if (i == text.size()) return std::nullopt;
+  for (std::size_t k = i; k < text.size(); ++k)
+    if (!digit(text[k])) return std::nullopt;
+  const std::string copy(text);
+  errno = 0;
+  const long v = std::strtol(copy.c_str(), nullptr, 10);
+  if (errno == ERANGE) return std::nullopt;
+  return v;
+}
 
 std::optional<double> env_number(const char* name, double lo, double hi) {
   const char* text = value_of(name);
   if (text == nullptr) return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);
-  if (end != text && *end == '\0' && errno == 0 && std::isfinite(v) && v >= lo && v <= hi) return v;
+  if (const std::optional<double> v = parse_decimal(text); v && *v >= lo && *v <= hi) return v;
   warn_once(name, text, fmt::format("a number in [{}, {}]", lo, hi));
   return std::nullopt;
 }
@@ -47,10 +91,7 @@ std::optional<double> env_number(const char* name, double lo, double hi) {
 std::optional<long> env_whole_number(const char* name, long lo, long hi) {
   const char* text = value_of(name);
   if (text == nullptr) return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  const long v = std::strtol(text, &end, 10);
-  if (end != text && *end == '\0' && errno == 0 && v >= lo && v <= hi) return v;
+  if (const std::optional<long> v = parse_whole(text); v && *v >= lo && *v <= hi) return v;
   warn_once(name, text, fmt::format("a whole number in [{}, {}]", lo, hi));
   return std::nullopt;
 }

@@ -9,8 +9,20 @@
 
 #include <filesystem>
 #include <optional>
+#include <string_view>
 
 namespace tune {
+
+/// The one reader of numbers people type (the CLI's --timeout, --keep-days, --compile-jobs, the
+/// numeric environment variables): plain decimal text, `[-]digits[.digits][e[+-]digits]` (or
+/// `.5`), nothing around it. Hexadecimal (`0x1p4`, which strtod reads as 16), blanks (` 7`),
+/// `inf`, `nan` and a value past a double's range are nullopt; a value too small for a double
+/// (`1e-320`) reads as what strtod makes of it (a subnormal or 0), as it is in range.
+std::optional<double> parse_decimal(std::string_view text);
+
+/// A whole number in decimal (`[-]digits`, nothing around it) that fits a long; nullopt
+/// otherwise (`8.5`, `0x8`, ` 8`, `+8`).
+std::optional<long> parse_whole(std::string_view text);
 
 /// The value of `name` when it is set, not empty, and a finite number in [lo, hi]; nullopt when
 /// unset or empty, and nullopt with the warning (`tune: warning: TUNE_X='inf' is not a number in

@@ -4,7 +4,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
+
+#include <tuner/core/base/text.hpp>
 
 namespace tune {
 
@@ -175,6 +178,15 @@ std::optional<std::pair<std::size_t, std::string>> json_duplicate_key(std::strin
     }
   }
   return std::nullopt;
+}
+
+std::optional<std::pair<std::size_t, std::string>> duplicate_key_problem(std::string_view text) {
+  std::optional<std::pair<std::size_t, std::string>> dup = json_duplicate_key(text);
+  if (!dup) return std::nullopt;
+  return std::pair{dup->first,
+                   fmt::format("key '{}' appears twice in one object: keep one of them (a reader "
+                               "would silently take the last)",
+                               printable(one_line(dup->second)))};
 }
 
 }  // namespace tune

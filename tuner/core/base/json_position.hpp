@@ -32,4 +32,10 @@ std::optional<std::size_t> json_value_offset(std::string_view text, std::string_
 /// that says a thing twice is refused instead.
 std::optional<std::pair<std::size_t, std::string>> json_duplicate_key(std::string_view text);
 
+/// json_duplicate_key as every reader says it (records, shard summaries, bucket results, trial
+/// logs, cache entries): the byte offset of the second occurrence and `key 'median_ms' appears
+/// twice in one object: keep one of them (a reader would silently take the last)`, the key
+/// escaped for a terminal; nullopt when no key is said twice.
+std::optional<std::pair<std::size_t, std::string>> duplicate_key_problem(std::string_view text);
+
 }  // namespace tune

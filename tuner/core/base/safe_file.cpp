@@ -13,13 +13,13 @@
 
 namespace tune {
 
-namespace {
-
 diagnostic symlink_refused(const std::filesystem::path& path) {
   return diagnostic{path.string(), 0, 0,
                     "is a symbolic link; tune never writes through one (it could point "
                     "anywhere): remove it"};
 }
+
+namespace {
 
 diagnostic not_regular(const std::filesystem::path& path) {
   return diagnostic{path.string(), 0, 0, "is not a regular file (a device, a FIFO or a socket)"};

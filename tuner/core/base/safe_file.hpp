@@ -35,6 +35,11 @@ result<int> open_for_writing(const std::filesystem::path& path, int flags, std::
 /// Directories and missing files are left to the caller, whose messages name them.
 std::optional<diagnostic> not_regular_problem(const std::filesystem::path& path);
 
+/// The diagnostic of every file tune refuses to open through a symbolic link (a log, a prior, an
+/// output): `<path>: is a symbolic link; tune never writes through one (it could point
+/// anywhere): remove it`.
+diagnostic symlink_refused(const std::filesystem::path& path);
+
 /// The longest file name bounded_file_name makes, in bytes: room is left under the usual
 /// 255-byte limit for what is added to it (`.lock`, an atomic write's `.<name>.tmp.<pid>.<n>`).
 inline constexpr std::size_t max_file_name_bytes = 200;

@@ -146,13 +146,42 @@ std::string valid_utf8(std::string_view text) {
   return out;
 }
 
+std::string warning_line(std::string_view warning) {
+  const std::size_t at = warning.find(": warning: ");
+  // A location has no blank in it (`path:line`): a sentence that quotes a warning is not one.
+  if (at != std::string_view::npos && at > 0 &&
+      warning.substr(0, at).find_first_of(" \t") == std::string_view::npos)
+    return std::string(warning);
+  return "warning: " + std::string(warning);
+}
+
+namespace {
+
+// The code point of the format control at `text[i]` that printable escapes (the bidi controls
+// U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069, and the line and paragraph separators
+// U+2028, U+2029, which some terminals take as line breaks), or 0.
+unsigned format_control(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) {
+    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u;
+  };
+  if (byte(0) == 0xD8 && byte(1) == 0x9C) return 0x061C;
+  if (byte(0) != 0xE2) return 0;
+  const unsigned cp = 0x2000u + ((byte(1) & 0x3Fu) << 6) + (byte(2) & 0x3Fu);
+  if (byte(1) == 0x80 && (cp == 0x200E || cp == 0x200F || (cp >= 0x2028 && cp <= 0x202E)))
+    return cp;
+  if (byte(1) == 0x81 && cp >= 0x2066 && cp <= 0x2069) return cp;
+  return 0;
+}
+
+}  // namespace
+
 std::string printable(std::string_view text) {
   const std::string valid = valid_utf8(text);
   std::string out;
   out.reserve(valid.size());
   for (std::size_t i = 0; i < valid.size(); ++i) {
     const auto c = static_cast<unsigned char>(valid[i]);
-    const bool c0 = (c < 0x20 && c != '\t' && c != '\n') || c == 0x7F;
+    const bool c0 = c < 0x20 || c == 0x7F;
     // U+0080..U+009F (C1 controls, CSI among them) are C2 80..C2 9F in UTF-8.
     const bool c1 =
         c == 0xC2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) <= 0x9F;
@@ -160,6 +189,9 @@ std::string printable(std::string_view text) {
       out += fmt::format("\\x{:02x}", c);
     } else if (c1) {
       out += fmt::format("\\u{:04x}", static_cast<unsigned char>(valid[++i]));
+    } else if (const unsigned cp = format_control(valid, i)) {
+      out += fmt::format("\\u{:04x}", cp);
+      i += cp == 0x061C ? 1 : 2;
     } else {
       out += valid[i];
     }

@@ -58,11 +58,19 @@ std::string shorten(std::string text, std::size_t max = 300);
 /// JSON holds only UTF-8: json_text.hpp's dump_json passes every string it writes through here.
 std::string valid_utf8(std::string_view text);
 
-/// `text` safe to print on a terminal: valid UTF-8 (as valid_utf8) with each control character
-/// but tab and line feed (an escape sequence's ESC, a carriage return) written as `\xNN` (a C1
-/// control as `\u00NN`), so that text read from a file cannot move the cursor, recolour or retitle
-/// the terminal.
+/// `text` safe to print on a terminal, on one line: valid UTF-8 (as valid_utf8) with each C0
+/// control character (an escape sequence's ESC, a carriage return, a line feed, a tab) written
+/// as `\xNN`, a C1 control as `\u00NN`, and the bidi controls and the line and paragraph
+/// separators (U+061C, U+200E, U+200F, U+2028..U+202E, U+2066..U+2069) as `\uNNNN`, so that text
+/// read from a file, a log, a store or a location cannot move the cursor, recolour or retitle
+/// the terminal, reverse the rest of a line or break a table's row. The one escaping function
+/// for every text from outside that tune prints.
 std::string printable(std::string_view text);
+
+/// A warning as one line of output: as it is when it already says where it comes from and that
+/// it is a warning (`<log>:2: warning: skipped ...`, a reader's), else `warning: <warning>`;
+/// so that a caller adding its own prefix (`large: `) never says `warning:` twice.
+std::string warning_line(std::string_view warning);
 
 /// `text` on one line: each run of white space that holds a line break becomes one space (a
 /// multi-line TOML string quoted in a message).

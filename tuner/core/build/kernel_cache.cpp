@@ -257,12 +257,11 @@ std::optional<CacheEntry> KernelCache::lookup(std::string_view key) const {
   if (!fs::is_regular_file(entry_path(key), ec)) return std::nullopt;
   CacheEntry entry;
   try {
-    const json j = json::parse(read_file(entry_path(key)));
-    if (!j.is_object() || j.value("schema_version", 0) != kernel_cache_schema_version)
-      return std::nullopt;
-    entry = j.get<CacheEntry>();
+    CacheEntryText read = read_cache_entry(read_file(entry_path(key)));
+    if (!read.entry) return std::nullopt;  // malformed: a miss, the compile rewrites it
+    entry = std::move(*read.entry);
   } catch (const std::exception&) {
-    return std::nullopt;  // unreadable or malformed: a miss, the compile rewrites it
+    return std::nullopt;  // unreadable: a miss
   }
   if (entry.key != key) return std::nullopt;
   if (entry.status == CacheStatus::ok) {

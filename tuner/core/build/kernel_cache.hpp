@@ -127,6 +127,27 @@ void to_json(nlohmann::json& j, const CacheEntry& e);
 /// seconds from 0 to max_compile_s (it reads as unset).
 void from_json(const nlohmann::json& j, CacheEntry& e);
 
+/// A cache entry's text as read (read_cache_entry).
+struct CacheEntryText {
+  enum class Kind {
+    entry,         ///< `entry` holds it
+    not_json,      ///< not JSON at all (a web page), or nested deeper than max_json_depth
+    not_an_entry,  ///< JSON, but no object with a `schema_version` (`{}`, `[]`, `42`)
+    refused,       ///< an entry of another schema, a key said twice, a malformed field
+  };
+  Kind kind = Kind::refused;
+  std::optional<CacheEntry> entry;
+  /// For not_an_entry, what it is instead (`no schema_version`, `array`); for refused, why
+  /// (`not a cache entry of schema 1`, `not a cache entry: key 'status' appears twice ...`).
+  std::string why;
+};
+
+/// The one reader of a cache entry's text: the local cache's lookup and the remote store's
+/// fetch read an entry through it, with the rules of the other readers (the nesting limit, a
+/// key said twice refused, the schema, from_json's fields). The key and the cubin are the
+/// caller's to check.
+CacheEntryText read_cache_entry(std::string_view text);
+
 /// The cache directory to use: the TUNE_CACHE_DIR environment variable when it is set and not
 /// empty (made absolute, `~` expanded, by env_directory), otherwise `configured` (the manifest's
 /// `cache_dir`).

@@ -9,8 +9,10 @@
 
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/base/json_position.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/safe_file.hpp>
+#include <tuner/core/base/text.hpp>
 
 namespace tune {
 
@@ -125,6 +127,10 @@ result<BucketResult> BucketResult::load(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
+  // The limits and the duplicate-key rule of the other readers (records, summaries, logs).
+  if (auto d = json_nesting_problem(text.str(), label)) return fail(*d);
+  if (auto dup = duplicate_key_problem(text.str()))
+    return fail(label, 0, 0, "not a bucket result: " + dup->second);
   try {
     return json::parse(text.str()).get<BucketResult>();
   } catch (const json::exception& e) {

@@ -5,7 +5,7 @@
 
 #include <fmt/core.h>
 
-#include <tuner/core/record/winners_header.hpp>
+#include <tuner/core/base/cxx_names.hpp>
 
 namespace tune {
 

@@ -231,12 +231,9 @@ result<Record> Record::parse(std::string_view json_text, const std::string& path
   } catch (const json::exception& e) {  // out_of_range for 1e999
     return fail(path, 0, 0, std::string("not valid JSON: ") + e.what());
   }
-  if (auto dup = json_duplicate_key(json_text)) {
+  if (auto dup = duplicate_key_problem(json_text)) {
     const TextPosition at = text_position(json_text, dup->first);
-    return fail(path, at.line, at.column,
-                fmt::format("key '{}' appears twice in one object: keep one of them (a reader "
-                            "would silently take the last)",
-                            printable(dup->second)));
+    return fail(path, at.line, at.column, dup->second);
   }
   try {
     return RecordReader{path}.record(j);

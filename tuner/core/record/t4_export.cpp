@@ -8,6 +8,7 @@
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/base/version.hpp>
+#include <tuner/core/search/trial_lines.hpp>
 
 namespace tune {
 
@@ -52,62 +53,11 @@ std::optional<diagnostic> read_export_log(
     LogLines& lines, const std::function<std::optional<diagnostic>(const LogHeader&)>& on_header,
     const std::function<void(Trial&&)>& on_trial,
     const std::function<void(std::string&&)>& on_warning) {
-  const std::string& path = lines.path();
-  std::optional<std::string> objective;  // set once the header is read
-  std::string line;
-  while (lines.next(line)) {
-    const int number = lines.number();
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto skip = [&](const std::string& what) {
-      on_warning(fmt::format("{}:{}: warning: skipped {}", path, number, what));
-    };
-    // Too long or too deep to hold (json copies and dumps recurse): the limits every log
-    // reader applies.
-    if (lines.too_long(line) || json_nesting_problem(line, path)) {
-      const std::string what =
-          lines.too_long(line)
-              ? fmt::format("a line longer than {}", describe_size(max_log_line_bytes))
-              : fmt::format("a line nesting deeper than {} levels", max_json_depth);
-      if (!objective)
-        return diagnostic{path, number, 0, "not a trial log: the first line is " + what};
-      skip(what);
-      continue;
-    }
-    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!objective) {
-      if (j.is_discarded() || !j.is_object() || !j.contains("log_schema"))
-        return diagnostic{path, number, 0, "not a trial log: the first line is not a log header"};
-      result<LogHeader> header = header_from_json(j);
-      if (!header) return diagnostic{path, number, 0, header.error().message};
-      if (header->log_schema != log_schema)
-        return diagnostic{path, number, 0,
-                          fmt::format("a log of schema {}; this tuner reads schema {}",
-                                      header->log_schema, log_schema)};
-      if (auto problem = on_header(*header)) return problem;
-      objective = header->objective;
-      continue;
-    }
-    if (j.is_discarded()) {
-      skip("a line that is not valid JSON");
-      continue;
-    }
-    result<Trial> trial = trial_from_json(j);
-    if (!trial) {
-      skip("an unreadable trial: " + trial.error().message);
-      continue;
-    }
-    // A key written twice, a time's minimum above its median: a forged or corrupt line, by
-    // the rule every trial reader applies.
-    if (std::optional<std::string> why =
-            trial_line_problem(line, *trial, *objective == "maximize")) {
-      skip("an inconsistent trial: " + *why);
-      continue;
-    }
-    on_trial(std::move(*trial));
-  }
-  if (auto d = lines.overflow()) return d;
-  if (!objective) return diagnostic{path, 0, 0, "an empty trial log (no header line)"};
-  return std::nullopt;
+  // The one reader of log lines (tuner/core/search/trial_lines.hpp): a key written twice, a
+  // time's minimum above its median, a line over the limits are skipped as every reader skips
+  // them.
+  return read_log_lines(lines, {on_header, [&](Trial&& t, int) { on_trial(std::move(t)); },
+                                [&](std::string&& w) { on_warning(std::move(w)); }});
 }
 
 result<ExportLog> parse_export_log(const std::string& path, std::string_view content) {

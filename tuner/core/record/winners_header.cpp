@@ -12,6 +12,7 @@
 
 #include <fmt/core.h>
 
+#include <tuner/core/base/cxx_names.hpp>
 #include <tuner/core/space/expr_cxx.hpp>
 
 namespace tune {
@@ -19,33 +20,6 @@ namespace tune {
 namespace {
 
 // ---- names ----------------------------------------------------------------------------------
-
-// C++20's keywords and the identifiers with a special meaning, each between spaces.
-constexpr std::string_view cxx_keywords =
-    " alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t "
-    "char16_t char32_t class compl concept const consteval constexpr constinit const_cast "
-    "continue co_await co_return co_yield decltype default delete do double dynamic_cast "
-    "else enum explicit export extern false float for friend goto if inline int long mutable "
-    "namespace new noexcept not not_eq nullptr operator or or_eq private protected public "
-    "register reinterpret_cast requires return short signed sizeof static static_assert "
-    "static_cast struct switch template this thread_local throw true try typedef typeid "
-    "typename union unsigned using virtual void volatile wchar_t while xor xor_eq final "
-    "override import module ";
-
-bool is_keyword(std::string_view name) {
-  if (name.empty() || name.find(' ') != std::string_view::npos) return false;
-  // The list starts and ends with a space, so a match has a character on either side.
-  for (std::size_t at = cxx_keywords.find(name); at != std::string_view::npos;
-       at = cxx_keywords.find(name, at + 1))
-    if (cxx_keywords[at - 1] == ' ' && cxx_keywords[at + name.size()] == ' ') return true;
-  return false;
-}
-
-/// A keyword, or a name the implementation reserves (`__x`, `_X`).
-bool is_reserved(std::string_view name) {
-  return is_keyword(name) || name.starts_with("__") ||
-         (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1])));
-}
 
 /// Comment text on one line: newlines flattened, no trailing backslash (the header uses `//`
 /// comments, which a trailing backslash would continue onto the next line).
@@ -71,7 +45,7 @@ result<std::vector<ShapeMember>> shape_members(const KernelBuild& build) {
   std::vector<ShapeMember> members;
   for (const auto& b : build.space.buckets()) {
     for (const auto& [name, value] : b.shape) {
-      if (is_reserved(name))
+      if (is_reserved_cxx_name(name))
         return fail("", 0, 0,
                     fmt::format("shape name '{}' of {} cannot be a C++ member name in the header",
                                 name, display_path(m, m.space)));
@@ -430,22 +404,10 @@ void put_dispatch(std::string& h, const Layout& layout) {
 
 }  // namespace
 
-std::string cxx_identifier(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    char k = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-    if (k != '_' || out.empty() || out.back() != '_') out += k;  // no `__`: reserved
-  }
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out.insert(0, "_");
-  if (is_reserved(out) && !is_keyword(out)) out.insert(0, "b");
-  if (is_keyword(out)) out += '_';
-  return out;
-}
-
 std::optional<diagnostic> header_name_problem(const KernelBuild& build) {
   const Manifest& m = build.manifest;
   for (const auto& p : build.space.params())
-    if (is_reserved(p.name) || p.name == "tune_id" || p.name == "tune_origin")
+    if (is_reserved_cxx_name(p.name) || p.name == "tune_id" || p.name == "tune_origin")
       return diagnostic{"", 0, 0,
                         fmt::format("param '{}' of {} cannot be a C++ member name in the header",
                                     p.name, display_path(m, m.space))};

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include <tuner/core/base/cxx_names.hpp>  // cxx_identifier, for the header's names
 #include <tuner/core/base/result.hpp>
 #include <tuner/core/build/kernel_build.hpp>
 #include <tuner/core/record/winners.hpp>
@@ -22,16 +23,12 @@
 namespace tune {
 
 /// Whether the header can declare the space's names: a param must not be a reserved C++ name
-/// (a keyword, `__x`, `_X`) nor `tune_id` or `tune_origin` (members the header adds); a shape
-/// name must not be reserved and must be an int in every bucket or a string in every bucket
-/// (the header's Shape has one member per name). The first problem as a diagnostic without a
-/// path, e.g. `param 'int' of spaces/pick.toml cannot be a C++ member name in the header`.
+/// (is_reserved_cxx_name: a keyword, a predefined macro, `__x`, `_X`) nor `tune_id` or
+/// `tune_origin` (members the header adds); a shape name must not be reserved and must be an int in
+/// every bucket or a string in every bucket (the header's Shape has one member per name). The first
+/// problem as a diagnostic without a path, e.g. `param 'int' of spaces/pick.toml cannot be a C++
+/// member name in the header`.
 std::optional<diagnostic> header_name_problem(const KernelBuild& build);
-
-/// `text` as a C++ identifier: each run of other characters becomes one '_', a leading digit
-/// gets a '_' before it, a reserved prefix a 'b', and a keyword a '_' after it (`m<=512 & row`
-/// gives `m_512_row`, `default` gives `default_`).
-std::string cxx_identifier(std::string_view text);
 
 /// How the winners header spells string params that the space maps to C++ text
 /// (`[entry.map.LAYOUT]`, docs/embed.md): as that text, so that a template kernel takes a

@@ -1,6 +1,7 @@
 #include <tuner/core/scale/shard.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <fstream>
@@ -62,7 +63,9 @@ ShardPlan plan_shards(const std::vector<std::size_t>& sizes, int count) {
   const std::size_t tolerance = total / (8 * n);
   std::vector<std::size_t> cuts{0};
   for (std::size_t k = 1; k < n; ++k) {
-    std::size_t cut = (k * total + n / 2) / n;
+    // More shards than candidates: one candidate each for the first shards, the empty ones
+    // last (rounding spread them between, so that a listing began with empty shards).
+    std::size_t cut = total < n ? std::min(k, total) : (k * total + n / 2) / n;
     // The nearest bucket edge (the earlier on a tie), when close enough and not before the
     // previous cut: small buckets stay whole.
     std::size_t best = cut;
@@ -169,11 +172,7 @@ result<ShardSummary> ShardSummary::load(const fs::path& from) {
   // A copy or a dump of a deeper tree would recurse that deep (the fuzz target's crash).
   if (auto d = json_nesting_problem(text.str(), label)) return fail(*d);
   // `"shard": 1, "shard": 2` was read as shard 2: a key said twice is refused, as in a record.
-  if (auto dup = json_duplicate_key(text.str()))
-    return fail(label, 0, 0,
-                fmt::format("key '{}' appears twice in one object: keep one of them (a reader "
-                            "would silently take the last)",
-                            printable(one_line(dup->second))));
+  if (auto dup = duplicate_key_problem(text.str())) return fail(label, 0, 0, dup->second);
   try {
     const json j = json::parse(text.str());
     const int schema = j.at("schema_version").get<int>();
@@ -243,6 +242,52 @@ result<std::vector<int>> parse_device_list(std::string_view text) {
     start = comma + 1;
   }
   return out;
+}
+
+namespace {
+
+// An entry of CUDA_VISIBLE_DEVICES the driver accepts, as a key that tells devices apart (the
+// index, or the UUID in lowercase), or "" for one it stops at.
+std::string visible_device_key(std::string_view entry) {
+  const auto all_of = [](std::string_view s, auto pred) {
+    return !s.empty() && std::all_of(s.begin(), s.end(),
+                                     [&](char c) { return pred(static_cast<unsigned char>(c)); });
+  };
+  if (all_of(entry, [](unsigned char c) { return std::isdigit(c) != 0; })) {
+    const std::size_t nonzero = entry.find_first_not_of('0');
+    std::string key = "#";
+    key += nonzero == std::string_view::npos ? std::string_view("0") : entry.substr(nonzero);
+    return key;
+  }
+  std::string lower;
+  for (char c : entry)
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto uuid_text = [&](std::string_view s, bool slashes) {
+    return all_of(s, [slashes](unsigned char c) {
+      return std::isxdigit(c) != 0 || c == '-' || (slashes && (c == '/' || std::isdigit(c)));
+    });
+  };
+  const std::string_view l = lower;
+  if (l.starts_with("gpu-") && uuid_text(l.substr(4), false)) return lower;
+  if (l.starts_with("mig-gpu-") && uuid_text(l.substr(8), true)) return lower;
+  if (l.starts_with("mig-") && uuid_text(l.substr(4), false)) return lower;
+  return "";
+}
+
+}  // namespace
+
+std::size_t visible_device_count(std::string_view text) {
+  std::vector<std::string> seen;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    const std::string key = visible_device_key(trim(text.substr(start, comma - start)));
+    if (key.empty() || std::find(seen.begin(), seen.end(), key) != seen.end()) break;
+    seen.push_back(key);
+    start = comma + 1;
+  }
+  return seen.size();
 }
 
 }  // namespace tune

@@ -59,7 +59,8 @@ struct ShardPlan {
 
 /// Splits buckets of `sizes[b]` candidates into `count` shards (count >= 1): the candidates laid
 /// end to end and cut at round(k * total / count), a cut moved to the nearest bucket edge
-/// within total / (8 * count). The same input gives the same plan on every host.
+/// within total / (8 * count); with more shards than candidates, one candidate to each of the
+/// first shards and none to the rest. The same input gives the same plan on every host.
 ShardPlan plan_shards(const std::vector<std::size_t>& sizes, int count);
 
 /// The plan of `space`'s buckets (their pruned configs); a diagnostic when a bucket's configs do
@@ -118,8 +119,23 @@ struct ShardSummary {
   static result<ShardSummary> load(const std::filesystem::path& path);
 };
 
+/// The most shards a tune is split into (`tuner shards --count`, `tuner slurm submit
+/// --shards`): the most jobs a CI matrix runs (GitHub Actions' 256).
+inline constexpr int max_shards = 256;
+
 /// Parses the comma-separated device list of TUNE_DEVICES (`0,1,3`); `all` is the caller's to
 /// expand. A diagnostic for an empty list, a non-number or a duplicate.
 result<std::vector<int>> parse_device_list(std::string_view text);
+
+/// How many devices CUDA shows under `CUDA_VISIBLE_DEVICES=<text>`, read as the driver reads
+/// it: a comma-separated list whose entries are device indices (`0`), GPU UUIDs or a unique
+/// prefix of one (`GPU-8932f937`), or MIG instances (`MIG-<uuid>`, `MIG-GPU-<uuid>/1/0`), white
+/// space around an entry dropped. The driver stops at the first entry that is none of these (an
+/// empty entry, `-1`, the usual way to hide every GPU, a word) and at one that names a device
+/// listed before it; the entries before it are the visible devices, numbered from 0. So
+/// `0,,,,` shows one device and `-1` none, where counting commas made five and one. An index
+/// past the host's GPUs, which the driver also stops at, is not seen here: the worker of that
+/// device reports it.
+std::size_t visible_device_count(std::string_view text);
 
 }  // namespace tune

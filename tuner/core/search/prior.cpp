@@ -17,7 +17,7 @@
 
 #include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/log_lines.hpp>
-#include <tuner/core/search/trial_log.hpp>
+#include <tuner/core/search/trial_lines.hpp>
 
 namespace tune {
 
@@ -141,26 +141,8 @@ result<Prior> read_prior(const std::filesystem::path& path, const std::string& t
   CappedFileBuf buf(file.fd, std::uint64_t{max_prior_bytes} + 1);
   std::istream in(&buf);
   LogLines lines(where, in);
-  std::string line;
-  lines.next(line);  // an empty file reads as an empty first line: not a trial log
-  result<LogHeader> header = read_log_header(line, where);
-  if (!header) return fail(header.error());
-  const LogHeader& h = *header;
-  if (kernel_of(h.tuner) != kernel_of(tuner))
-    return fail(where, 1, 0,
-                fmt::format("a log of kernel '{}', not '{}': not a prior of this search",
-                            kernel_of(h.tuner), kernel_of(tuner)));
-  if (!any_bucket && h.tuner != tuner)
-    return fail(where, 1, 0,
-                fmt::format("a log of '{}', not '{}': not a prior of this search", h.tuner, tuner));
-  const std::string objective = maximize ? "maximize" : "minimize";
-  if (h.objective != objective)
-    return fail(
-        where, 1, 0,
-        fmt::format("a log that {}s, this search {}s: not a prior of it", h.objective, objective));
   Prior p;
   p.from = path;
-  p.tuner = h.tuner;
   std::size_t unlisted = 0;
   auto skipped = [&](std::string&& warning) {
     if (p.warnings.size() < max_prior_warnings)
@@ -171,35 +153,43 @@ result<Prior> read_prior(const std::filesystem::path& path, const std::string& t
   // Each config's best only: the prior's memory grows with its configs, not with its lines.
   std::unordered_map<std::string, Seen> seen;
   auto better = [maximize](double a, double b) { return maximize ? a > b : a < b; };
-  while (lines.next(line)) {
-    const int number = lines.number();
-    if (lines.unterminated()) {
-      skipped(fmt::format("{}:{}: warning: ignored a torn last line (an interrupted write)", where,
-                          number));
-      break;
-    }
-    std::string warning;
-    std::optional<Trial> t = read_trial_line(line, where, number, warning);
-    if (!t) {
-      skipped(std::move(warning));
-      continue;
-    }
-    const MeasuredState* m = t->state.measured();
-    const bool counts = m != nullptr && t->phase != Phase::runoff;
-    if (!counts && !t->checks) continue;
-    Seen& s = seen[t->id()];
+  auto header = [&](const LogHeader& h) -> std::optional<diagnostic> {
+    if (kernel_of(h.tuner) != kernel_of(tuner))
+      return diagnostic{where, 1, 0,
+                        fmt::format("a log of kernel '{}', not '{}': not a prior of this search",
+                                    kernel_of(h.tuner), kernel_of(tuner))};
+    if (!any_bucket && h.tuner != tuner)
+      return diagnostic{
+          where, 1, 0,
+          fmt::format("a log of '{}', not '{}': not a prior of this search", h.tuner, tuner)};
+    const std::string objective = maximize ? "maximize" : "minimize";
+    if (h.objective != objective)
+      return diagnostic{where, 1, 0,
+                        fmt::format("a log that {}s, this search {}s: not a prior of it",
+                                    h.objective, objective)};
+    p.tuner = h.tuner;
+    return std::nullopt;
+  };
+  auto trial = [&](Trial&& t, int number) {
+    const MeasuredState* m = t.state.measured();
+    const bool counts = m != nullptr && t.phase != Phase::runoff;
+    if (!counts && !t.checks) return;
+    Seen& s = seen[t.id()];
     // An adopted trial that a measurement here checked is replaced by it (docs/search.md
     // "Adopted trials are checked here"): a discarded one must not lead the prior.
-    if (t->checks) s.checked = true;
-    if (!counts) continue;
-    Best& b = t->adopted() ? s.adopted : s.own;
+    if (t.checks) s.checked = true;
+    if (!counts) return;
+    Best& b = t.adopted() ? s.adopted : s.own;
     if (!b.value) {
       b = {m->median_ms, number};
     } else if (better(m->median_ms, *b.value)) {
       b.value = m->median_ms;
     }
-    if (!s.config) s.config = std::move(t->config);
-  }
+    if (!s.config) s.config = std::move(t.config);
+  };
+  // The one reader of log lines (trial_lines.hpp), as a resume, show and export read them.
+  if (std::optional<diagnostic> bad = read_log_lines(lines, {header, trial, skipped}))
+    return fail(*bad);
   if (buf.read_errno() != 0)
     return fail(where, 0, 0,
                 fmt::format("cannot read the file: {}", std::strerror(buf.read_errno())));

@@ -57,6 +57,29 @@ Trial Trial::invalid(std::string reason) {
   return t;
 }
 
+bool is_utc_time(std::string_view text) {
+  // YYYY-MM-DDTHH:MM:SSZ, as utc_now_iso8601 writes it.
+  if (text.size() != 20 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' ||
+      text[16] != ':' || text[19] != 'Z')
+    return false;
+  const auto number = [&](std::size_t at, std::size_t n) {
+    int v = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (text[i] < '0' || text[i] > '9') return -1;
+      v = v * 10 + (text[i] - '0');
+    }
+    return v;
+  };
+  const int year = number(0, 4), month = number(5, 2), day = number(8, 2);
+  const int hour = number(11, 2), minute = number(14, 2), second = number(17, 2);
+  if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 ||
+      minute > 59 || second < 0 || second > 60)
+    return false;
+  static constexpr int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return day <= days[month - 1] + (month == 2 && leap ? 1 : 0);
+}
+
 std::string utc_now_iso8601() {
   std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -217,6 +240,9 @@ result<Trial> trial_from_json(const nlohmann::json& j) {
   t.cache_key = optional_string(j, "cache_key", problem);
   t.device = optional_string(j, "device", problem);
   t.time = optional_string(j, "time", problem).value_or("");
+  // A time that is not one tune writes (`2026-13-45T99:99:99Z`, a forged or corrupt line) is no
+  // time: every reader drops it rather than show or export it.
+  if (!is_utc_time(t.time)) t.time.clear();
   t.remote = optional_string(j, "remote", problem);
   t.shard = optional_string(j, "shard", problem);
   if (!problem.empty()) return bad(problem);
@@ -277,11 +303,7 @@ result<Trial> trial_from_json(const nlohmann::json& j) {
 
 std::optional<std::string> trial_line_problem(std::string_view line, const Trial& trial,
                                               bool maximize) {
-  if (auto dup = json_duplicate_key(line))
-    return fmt::format(
-        "key '{}' appears twice in one object (a reader would silently take "
-        "the last)",
-        printable(one_line(dup->second)));
+  if (auto dup = duplicate_key_problem(line)) return dup->second;
   if (const MeasuredState* m = trial.state.measured();
       m != nullptr && !maximize && m->min_ms > m->median_ms)
     return fmt::format("min_ms {} is above its median_ms {}", m->min_ms, m->median_ms);

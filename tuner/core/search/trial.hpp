@@ -163,6 +163,10 @@ struct Trial {
 /// The current time as UTC ISO-8601 with seconds (`2026-11-29T10:00:00Z`).
 std::string utc_now_iso8601();
 
+/// Whether `text` is a time as utc_now_iso8601 writes it (`2026-12-03T21:02:54Z`), of a real
+/// date and time of day; a trial's `time` that is not reads as none.
+bool is_utc_time(std::string_view text);
+
 /// The times as one JSON object: every field, in milliseconds (`saved_ms` only when not 0).
 nlohmann::json to_json(const TrialTimes& times);
 /// Reads times back: an object of non-negative numbers; a missing field reads as 0, unknown

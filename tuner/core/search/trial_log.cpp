@@ -19,6 +19,7 @@
 #include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/json_text.hpp>
 #include <tuner/core/base/safe_file.hpp>
+#include <tuner/core/search/trial_lines.hpp>
 
 namespace tune {
 
@@ -368,44 +369,6 @@ result<TrialLog> TrialLog::open(const std::filesystem::path& path, const LogHead
   return log;
 }
 
-result<LogHeader> read_log_header(std::string_view first, const std::string& where) {
-  if (first.size() > max_log_line_bytes || json_nesting_problem(first, where))
-    return fail(where, 1, 0, "not a trial log: the first line is too long or nests too deep");
-  const nlohmann::json j = nlohmann::json::parse(first, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return fail(where, 1, 0, "not a trial log: the first line is not valid JSON");
-  result<LogHeader> header = header_from_json(j);
-  if (!header) return fail(where, 1, 0, "not a trial log: " + header.error().message);
-  if (header->log_schema != log_schema)
-    return fail(where, 1, 0,
-                fmt::format("a trial log of schema {}, not {}", header->log_schema, log_schema));
-  return header;
-}
-
-std::optional<Trial> read_trial_line(std::string_view line, const std::string& where, int number,
-                                     std::string& warning, bool maximize) {
-  const bool too_long = line.size() > max_log_line_bytes;
-  if (too_long || json_nesting_problem(line, where)) {
-    warning = fmt::format("{}:{}: warning: skipped a line {}", where, number,
-                          too_long ? "longer than " + describe_size(max_log_line_bytes)
-                                   : fmt::format("nesting deeper than {} levels", max_json_depth));
-    return std::nullopt;
-  }
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    warning = fmt::format("{}:{}: warning: skipped a line that is not valid JSON", where, number);
-    return std::nullopt;
-  }
-  result<Trial> trial = trial_from_json(j);
-  const auto why =
-      trial ? trial_line_problem(line, *trial, maximize) : std::optional<std::string>("");
-  if (trial && !why) return std::move(*trial);
-  warning = fmt::format("{}:{}: warning: skipped {} trial: {}", where, number,
-                        trial ? "an inconsistent" : "an unreadable",
-                        trial ? *why : trial.error().message);
-  return std::nullopt;
-}
-
 result<LogContents> read_log(const std::filesystem::path& path) {
   const std::string where = path.string();
   if (std::optional<diagnostic> d = not_regular_problem(path)) return fail(*d);
@@ -414,7 +377,13 @@ result<LogContents> read_log(const std::filesystem::path& path) {
   if (ec) return fail(where, 0, 0, "cannot read the file: " + ec.message());
   if (auto d = size_problem(where, size, max_log_bytes, "a trial log")) return fail(*d);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return fail(where, 0, 0, "cannot read the file: " + errno_text());
+  if (fd < 0) {
+    // As every reader of a log tune writes says it (not "Too many levels of symbolic links").
+    struct stat st {};
+    if (errno == ELOOP && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+      return fail(symlink_refused(path));
+    return fail(where, 0, 0, "cannot read the file: " + errno_text());
+  }
   std::string text;
   try {
     text = read_all(fd, path);

@@ -98,17 +98,6 @@ struct LogContents {
 /// is not a regular file, is over the size limit or has no valid header (of this schema).
 result<LogContents> read_log(const std::filesystem::path& path);
 
-/// The first line of the log at `where` (without its newline) as read_log reads it: the header,
-/// or a diagnostic at line 1 (too long or too deep, not JSON, not a header, another schema).
-result<LogHeader> read_log_header(std::string_view first, const std::string& where);
-
-/// Line `number` of the log at `where` (a trial line, without its newline) as every reader of
-/// a run reads it: the trial, or nullopt with `warning` set to why the line is skipped
-/// (`<where>:<number>: warning: skipped a line that is not valid JSON`), trial_line_problem's
-/// rule included (`maximize`: the log's objective).
-std::optional<Trial> read_trial_line(std::string_view line, const std::string& where, int number,
-                                     std::string& warning, bool maximize = false);
-
 /// An open, locked trial log.
 class TrialLog {
  public:

@@ -59,6 +59,111 @@ std::optional<std::pair<std::size_t, std::string>> template_text_problem(std::st
   return std::nullopt;
 }
 
+namespace {
+
+using Problem = std::optional<std::pair<std::size_t, std::string>>;
+
+Problem at(std::size_t i, std::string what) {
+  return std::pair{i, std::move(what)};
+}
+
+// The end of the quoted literal that starts at `open` (`"` or `'`), past its closing quote, or
+// npos when it is not closed.
+std::size_t literal_end(std::string_view text, std::size_t open) {
+  for (std::size_t i = open + 1; i < text.size(); ++i) {
+    if (text[i] == '\\')
+      ++i;
+    else if (text[i] == text[open])
+      return i + 1;
+  }
+  return std::string_view::npos;
+}
+
+// The end of the pp-number that starts at `i` (`1'000`, `0x1p-3f`, `64u`).
+std::size_t number_end(std::string_view text, std::size_t i) {
+  for (++i; i < text.size(); ++i) {
+    const char c = text[i];
+    const char before = text[i - 1];
+    if (is_ident_char(c) || c == '.') continue;
+    if (c == '\'' && i + 1 < text.size() && is_ident_char(text[i + 1])) continue;
+    if ((c == '+' || c == '-') &&
+        (before == 'e' || before == 'E' || before == 'p' || before == 'P'))
+      continue;
+    break;
+  }
+  return i;
+}
+
+}  // namespace
+
+std::optional<std::pair<std::size_t, std::string>> map_text_problem(std::string_view text) {
+  if (Problem p = template_text_problem(text, false)) return p;
+  // Brackets open at each point: '(' and '[' always; '<' outside '(' and '[' (inside them
+  // '<' and '>' compare, as C++ reads a template argument).
+  std::vector<std::pair<char, std::size_t>> open;
+  const auto in_parens = [&open] { return !open.empty() && open.back().first != '<'; };
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t') {
+      ++i;
+    } else if (is_ident_start(c)) {
+      std::size_t end = i;
+      while (end < text.size() && is_ident_char(text[end]))
+        ++end;
+      const std::string_view word = text.substr(i, end - i);
+      if (word == "_Pragma" || word == "__pragma" || word == "asm" || word == "__asm" ||
+          word == "__asm__")
+        return at(i, fmt::format("'{}' (a directive or an assembly statement)", word));
+      if (end < text.size() && (text[end] == '"' || text[end] == '\'') &&
+          word.find('R') != std::string_view::npos)
+        return at(i, "a raw string literal");
+      i = end;
+    } else if (std::isdigit(static_cast<unsigned char>(c)) ||
+               (c == '.' && i + 1 < text.size() &&
+                std::isdigit(static_cast<unsigned char>(text[i + 1])))) {
+      i = number_end(text, i);
+    } else if (c == '"' || c == '\'') {
+      const std::size_t end = literal_end(text, i);
+      if (end == std::string_view::npos)
+        return at(i, fmt::format("an unterminated {} literal", c == '"' ? "string" : "character"));
+      i = end;
+    } else if (c == '(' || c == '[') {
+      open.emplace_back(c, i++);
+    } else if (c == ')' || c == ']') {
+      const char want = c == ')' ? '(' : '[';
+      if (open.empty() || open.back().first != want)
+        return at(i, fmt::format("an unbalanced '{}'", c));
+      open.pop_back();
+      ++i;
+    } else if (c == '<' && !in_parens()) {
+      // `<<` and `<=` compare or shift: no argument list starts with either.
+      if (i + 1 < text.size() && (text[i + 1] == '<' || text[i + 1] == '=')) {
+        i += 2;
+      } else {
+        open.emplace_back('<', i++);
+      }
+    } else if (c == '>' && !in_parens()) {
+      if (i > 0 && text[i - 1] == '-') {  // `->`
+        ++i;
+        continue;
+      }
+      if (open.empty())
+        return at(i, "a '>' that closes no '<' (it would end the template argument list)");
+      open.pop_back();
+      ++i;
+    } else if (c == ',' && open.empty()) {
+      return at(i, "a ',' outside brackets (a second template argument)");
+    } else if (std::string_view("+-*/%^&|~!=<>?:.,").find(c) != std::string_view::npos) {
+      ++i;
+    } else {
+      return at(i, fmt::format("'{}', which is not C++ punctuation here", c));
+    }
+  }
+  if (!open.empty())
+    return at(open.back().second, fmt::format("an unclosed '{}'", open.back().first));
+  return std::nullopt;
+}
+
 bool is_template_entry(std::string_view entry) {
   return entry.find('<') != std::string_view::npos;
 }

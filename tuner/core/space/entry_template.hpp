@@ -52,6 +52,16 @@ struct EntryTemplate {
 std::optional<std::pair<std::size_t, std::string>> template_text_problem(std::string_view text,
                                                                          bool placeholders);
 
+/// Why `text` is not one C++ template argument (a type or a constant expression such as
+/// `Layout::Row`, `std::pair<int, float>`, `sizeof(float) * 2`), with the 0-based index of the
+/// first offending character, or nullopt: what template_text_problem refuses, and `_Pragma`,
+/// `__pragma` or `asm` (a directive or a statement without `#` or `;`), a raw string literal, an
+/// unterminated string or character literal, a ')', ']' or '>' that closes nothing (a '>'
+/// outside parentheses would end the argument list), a '(', '[' or '<' left open, a ',' outside
+/// brackets (a second argument), a character that is not C++ punctuation (`@`, `$`, `\`). The
+/// text of every `[entry.map.*]` value is checked so.
+std::optional<std::pair<std::size_t, std::string>> map_text_problem(std::string_view text);
+
 /// Whether an entry as given to tune_add_kernel is a template expression (it holds `<`).
 bool is_template_entry(std::string_view entry);
 

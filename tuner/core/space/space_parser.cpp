@@ -14,6 +14,7 @@
 
 #include <fmt/core.h>
 
+#include <tuner/core/base/cxx_names.hpp>
 #include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
@@ -207,6 +208,12 @@ bool SpaceParser::read_param(const TomlEntry& pe) {
   if (!is_identifier(pe.key))
     return error(pe.key_pos, fmt::format("param name '{}' is not a C identifier ({})", pe.key,
                                          identifier_rule));
+  if (is_predefined_macro(pe.key))
+    return error(pe.key_pos, fmt::format("param name '{}' is a macro of the C and C++ standard "
+                                         "headers or of the compiler: the kernel's -D{}=... "
+                                         "and the generated headers would clash with it; "
+                                         "rename it",
+                                         pe.key, pe.key));
   const toml::array* list = pe.node->as_array();
   if (list == nullptr)
     return error_at(*pe.node, fmt::format("param '{}' must be a list of ints or strings, got "

@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include <tuner/core/base/cxx_names.hpp>
 #include <tuner/core/base/text.hpp>
 
 namespace tune::detail {
@@ -86,6 +87,11 @@ bool SpaceParser::read_shape(const toml::node* shape, Bucket& b) {
       return error(e.key_pos, fmt::format("shape name '{}' in bucket '{}' is not a C identifier "
                                           "({})",
                                           e.key, b.name, identifier_rule));
+    if (is_predefined_macro(e.key))
+      return error(e.key_pos, fmt::format("shape name '{}' in bucket '{}' is a macro of the C "
+                                          "and C++ standard headers or of the compiler: the "
+                                          "generated headers would clash with it; rename it",
+                                          e.key, b.name));
     if (param(e.key) != nullptr)
       return error(e.key_pos, fmt::format("shape name '{}' in bucket '{}' is also a param "
                                           "(prune expressions would read the param): rename it",

@@ -40,7 +40,7 @@ bool SpaceParser::read_entry() {
           return error_at(*ve.node, fmt::format("value '{}' in [entry.map.{}] must be non-empty "
                                                 "C++ text such as \"Layout::Row\"",
                                                 ve.key, pe.key));
-        if (auto problem = template_text_problem(*text, false))
+        if (auto problem = map_text_problem(*text))
           return error_at(*ve.node,
                           fmt::format("value '{}' in [entry.map.{}] holds {}: map text is one "
                                       "C++ template argument such as \"Layout::Row\", nothing "

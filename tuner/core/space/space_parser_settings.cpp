@@ -168,14 +168,15 @@ bool SpaceParser::read_prior(const toml::table& t) {
         hint = "arch:sm_" + v->substr(5);
       return error_at(*n, fmt::format("'prior' in [search] must be \"auto\", \"bucket:<name>\" or "
                                       "\"arch:sm_<NN>\", got {}{}",
-                                      v ? "'" + *v + "'" : kind_of(*n),
+                                      v ? "'" + printable(shorten(*v, 80)) + "'" : kind_of(*n),
                                       hint.empty() ? "" : ", did you mean '" + hint + "'?"));
     }
     if (bucket) {
       if (std::find(names.begin(), names.end(), *bucket) == names.end())
         return error_at(*n, fmt::format("'prior' in [search] names no bucket of the space: '{}' "
                                         "(the buckets: {}){}",
-                                        *bucket, quoted_list(names), did_you_mean(*bucket, names)));
+                                        printable(shorten(*bucket, 80)), quoted_list(names),
+                                        did_you_mean(*bucket, names)));
     }
     s.search_.prior = *v;
   }

@@ -8,6 +8,7 @@
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/input_limits.hpp>
+#include <tuner/core/base/json_position.hpp>
 #include <tuner/core/base/text.hpp>
 #include <tuner/core/store/trust.hpp>
 
@@ -43,7 +44,10 @@ bool is_hex64(std::string_view s) {
 
 RemoteStore::RemoteStore(std::unique_ptr<Store> store, std::function<void(const std::string&)> warn,
                          std::optional<fs::path> down_marker)
-    : store_(std::move(store)), warn_(std::move(warn)), down_marker_(std::move(down_marker)) {
+    : store_(std::move(store)), down_marker_(std::move(down_marker)) {
+  // Every warning may quote what the server said (an error body, a parser's "last read"):
+  // escaped on its way out, so that no byte of a store reaches a terminal as it is.
+  if (warn) warn_ = [w = std::move(warn)](const std::string& text) { w(printable(text)); };
   // Another process of this build found the store down a moment ago and warned: stay quiet and
   // local rather than wait for the same timeout again.
   if (down_marker_ && recently_down(*down_marker_, store_->where())) down_ = true;
@@ -112,35 +116,29 @@ std::optional<CacheEntry> RemoteStore::fetch_entry(const KernelCache& cache,
     if (warn_) warn_(fmt::format("remote store '{}': {}; compiling locally", where(), why));
     return std::nullopt;
   };
+  // The one reader of entries (read_cache_entry), as the local cache reads them.
+  CacheEntryText read = read_cache_entry(*text);
   // Not JSON at all (a proxy's HTML page answered 200): the server is no store of ours, and
   // every other object would be the same; one warning, then local work.
-  if (!json::accept(*text)) {
+  if (read.kind == CacheEntryText::Kind::not_json) {
     mark_down(
         fmt::format("it answered {} with something that is not JSON, as a web page or a "
                     "proxy would; is the location a store?",
                     ac));
     return std::nullopt;
   }
-  CacheEntry entry;
-  try {
-    const json j = json::parse(*text);
-    // JSON that is no entry at all (`{}`, `[]`, `null`, `42`: a gateway or a mock answering
-    // 200): as for a web page, one warning, then local work. An entry of another schema is
-    // refused alone (a store may hold some of an older tuner).
-    if (!j.is_object() || !j.contains("schema_version")) {
-      mark_down(
-          fmt::format("it answered {} with JSON that is not a cache entry ({}), as an API "
-                      "gateway or a mock would; is the location a store?",
-                      ac, j.is_object() ? "no schema_version" : j.type_name()));
-      return std::nullopt;
-    }
-    if (j.value("schema_version", 0) != kernel_cache_schema_version)
-      return refuse(
-          fmt::format("{} is not a cache entry of schema {}", ac, kernel_cache_schema_version));
-    entry = j.get<CacheEntry>();
-  } catch (const std::exception& e) {
-    return refuse(fmt::format("{} is not a cache entry ({})", ac, shorten(one_line(e.what()))));
+  // JSON that is no entry at all (`{}`, `[]`, `null`, `42`: a gateway or a mock answering
+  // 200): as for a web page, one warning, then local work. An entry of another schema is
+  // refused alone (a store may hold some of an older tuner).
+  if (read.kind == CacheEntryText::Kind::not_an_entry) {
+    mark_down(
+        fmt::format("it answered {} with JSON that is not a cache entry ({}), as an API "
+                    "gateway or a mock would; is the location a store?",
+                    ac, read.why));
+    return std::nullopt;
   }
+  if (!read.entry) return refuse(fmt::format("{} is {}", ac, read.why));
+  CacheEntry entry = std::move(*read.entry);
   if (entry.key != key)
     return refuse(fmt::format("{} holds the entry of another key '{}'", ac, entry.key));
   if (std::optional<std::string> why = entry_mismatch(entry, request, EntryOrigin::remote))
@@ -197,7 +195,9 @@ std::optional<json> RemoteStore::get_json(std::string_view path) {
 }
 
 std::optional<json> parse_store_json(std::string_view text) {
-  if (json_nesting_problem(text, "")) return std::nullopt;
+  // The limits and the duplicate-key rule of every other reader: a parser keeps the last of a
+  // key said twice, which a forged object would use.
+  if (json_nesting_problem(text, "") || json_duplicate_key(text)) return std::nullopt;
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return std::nullopt;
   return j;
@@ -208,12 +208,13 @@ bool RemoteStore::put_json(std::string_view path, const json& value) {
 }
 
 std::string remote_location(std::string_view cli, std::string_view configured) {
-  std::string location(cli);
+  // Blanks alone say nothing (an empty YAML value); parse_store_location drops them too.
+  std::string location = trim(cli);
   if (location.empty()) {
     const char* env = std::getenv("TUNE_REMOTE_STORE");
-    if (env != nullptr && *env != '\0') location = env;
+    if (env != nullptr) location = trim(env);
   }
-  if (location.empty()) location = configured;
+  if (location.empty()) location = trim(configured);
   if (location == "off") location.clear();
   return location;
 }
@@ -223,13 +224,23 @@ std::unique_ptr<RemoteStore> open_remote_store(std::string_view cli, std::string
                                                std::function<void(const std::string&)> warn) {
   const std::string location = remote_location(cli, configured);
   if (location.empty()) return nullptr;
+  const fs::path marker = cache_dir / ".remote-store-down";
   result<std::unique_ptr<Store>> store = open_store(location, "remote store");
   if (!store) {
-    if (warn) warn(store.error().message + "; working locally");
+    // One warning per build, not one per warm step: the marker names the refused location by
+    // its digest (never the text, which may hold a secret) for the processes that follow.
+    const std::string tag = "refused " + sha256_hex(location);
+    if (!recently_down(marker, tag)) {
+      if (warn) warn(store.error().message + "; working locally");
+      try {
+        write_file_atomic(marker, tag + "\n");
+      } catch (const error&) {
+        // Without the marker each process warns for itself.
+      }
+    }
     return nullptr;
   }
-  return std::make_unique<RemoteStore>(std::move(*store), std::move(warn),
-                                       cache_dir / ".remote-store-down");
+  return std::make_unique<RemoteStore>(std::move(*store), std::move(warn), marker);
 }
 
 }  // namespace tune

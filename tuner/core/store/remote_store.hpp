@@ -97,8 +97,8 @@ class RemoteStore {
 };
 
 /// The JSON of an object the store answered (text anyone who can PUT may have written): nullopt
-/// for text that is not JSON or that nests deeper than max_json_depth (a copy or a dump of it
-/// would recurse that deep).
+/// for text that is not JSON, that nests deeper than max_json_depth (a copy or a dump of it
+/// would recurse that deep) or that says a key twice in one object (json_duplicate_key).
 std::optional<nlohmann::json> parse_store_json(std::string_view text);
 
 /// The location to use: `cli` (the --remote option) when given, else TUNE_REMOTE_STORE when set
@@ -107,8 +107,9 @@ std::optional<nlohmann::json> parse_store_json(std::string_view text);
 std::string remote_location(std::string_view cli, std::string_view configured);
 
 /// The store of `remote_location(cli, configured)`, or nullptr when there is none or it cannot
-/// be used (a malformed location or a tuner without libcurl: then a warning, never an error).
-/// The down marker lives in `cache_dir`.
+/// be used (a malformed location or a tuner without libcurl: then a warning, never an error;
+/// one per minute and location, however many processes of a build ask). The down marker lives
+/// in `cache_dir`.
 std::unique_ptr<RemoteStore> open_remote_store(std::string_view cli, std::string_view configured,
                                                const std::filesystem::path& cache_dir,
                                                std::function<void(const std::string&)> warn);

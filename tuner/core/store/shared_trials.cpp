@@ -69,6 +69,10 @@ result<SharedTrial> shared_trial_from_json(const json& j) {
   if (t == j.end()) return bad("shared trial has no 'trial'");
   result<Trial> trial = trial_from_json(*t);
   if (!trial) return fail(trial.error());
+  // The rule of every trial reader (a time's minimum above its median); parse_store_json has
+  // refused a key said twice.
+  if (std::optional<std::string> why = trial_line_problem({}, *trial, false))
+    return bad("shared trial: " + *why);
   s.trial = std::move(*trial);
   return s;
 }

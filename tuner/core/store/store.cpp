@@ -11,6 +11,7 @@
 #include <tuner/core/base/atomic_file.hpp>
 #include <tuner/core/base/env_number.hpp>
 #include <tuner/core/base/hash.hpp>
+#include <tuner/core/base/text.hpp>
 
 namespace tune {
 
@@ -108,13 +109,13 @@ std::unique_ptr<Store> open_directory_store(fs::path dir) {
 
 namespace {
 
-// Why the path part of a location cannot be used (a query, a fragment, a `.` or `..` segment,
+// Why the path part of a location cannot be used (a query, a fragment, a parameter, a `.` or `..`
+// segment,
 // also percent-encoded), or nullopt.
 std::optional<std::string> path_problem(std::string_view path) {
-  if (path.find('?') != std::string_view::npos)
-    return "holds a query ('?'): a token belongs in TUNE_REMOTE_STORE_TOKEN, never in the "
-           "location";
-  if (path.find('#') != std::string_view::npos) return "holds a fragment ('#')";
+  if (path.find_first_of("?#;") != std::string_view::npos)
+    return "holds a query, a fragment or a parameter ('?', '#' or ';'): a token belongs in "
+           "TUNE_REMOTE_STORE_TOKEN, never in the location";
   std::string decoded;
   for (std::size_t i = 0; i < path.size(); ++i) {
     if (path[i] == '%' && i + 2 < path.size() && path[i + 1] == '2' &&
@@ -146,9 +147,11 @@ std::string lower(std::string_view text) {
 
 }  // namespace
 
-result<std::unique_ptr<Store>> open_store(std::string_view location, std::string_view label) {
+result<StoreLocation> parse_store_location(std::string_view location, std::string_view label) {
   // Nothing of an unchecked location is ever echoed: it may hold a password or a token.
   const std::string where(label);
+  const std::string trimmed = trim(location);
+  location = trimmed;
   const std::size_t sep = location.find("://");
   const bool url = sep != std::string_view::npos && sep > 0 &&
                    location.find('/') > sep;  // a scheme, not a path holding `://`
@@ -164,6 +167,12 @@ result<std::unique_ptr<Store>> open_store(std::string_view location, std::string
                   "the remote store URL holds credentials: remove them and set "
                   "TUNE_REMOTE_STORE_TOKEN, TUNE_REMOTE_STORE_BASIC_AUTH or a netrc file instead");
   }
+  // A control character, a bidi control or bytes that are not UTF-8 would be printed by every
+  // message that names the store, and written into every manifest.
+  if (printable(location) != location)
+    return fail(where, 0, 0,
+                "the remote store location holds a control character, a bidi control or bytes "
+                "that are not UTF-8: write it as plain text");
   if (std::optional<std::string> why = path_problem(location))
     return fail(where, 0, 0, "the remote store location " + *why);
   if (scheme == "http" || scheme == "https") {
@@ -173,20 +182,27 @@ result<std::unique_ptr<Store>> open_store(std::string_view location, std::string
     std::string normalized = scheme + "://" + std::string(rest);
     while (!normalized.empty() && normalized.back() == '/')
       normalized.pop_back();
-    if (!http_store_available())
-      return fail(where, 0, 0,
-                  fmt::format("remote store '{}': this tuner was built without libcurl, so it "
-                              "cannot reach an HTTP store",
-                              normalized));
-    return open_http_store(std::move(normalized), http_options_from_env());
+    return StoreLocation{true, std::move(normalized)};
   }
   std::string_view dir = location;
   if (scheme == "file") dir = rest;
   if ((!url || scheme == "file") && !dir.empty() && dir.front() == '/')
-    return open_directory_store(fs::path(dir));
+    return StoreLocation{false, std::string(dir)};
   return fail(where, 0, 0,
               "the remote store location is neither an http:// or https:// URL nor an absolute "
               "directory (file:///path)");
+}
+
+result<std::unique_ptr<Store>> open_store(std::string_view location, std::string_view label) {
+  result<StoreLocation> parsed = parse_store_location(location, label);
+  if (!parsed) return fail(parsed.error());
+  if (!parsed->http) return open_directory_store(fs::path(parsed->text));
+  if (!http_store_available())
+    return fail(std::string(label), 0, 0,
+                fmt::format("remote store '{}': this tuner was built without libcurl, so it "
+                            "cannot reach an HTTP store",
+                            parsed->text));
+  return open_http_store(parsed->text, http_options_from_env());
 }
 
 bool is_store_object_name(std::string_view name) {

@@ -82,10 +82,28 @@ std::unique_ptr<Store> open_http_store(std::string url, HttpOptions options);
 /// Whether this tuner was built with libcurl (HTTP stores work).
 bool http_store_available() noexcept;
 
-/// The store a location names: `http://` or `https://` an HTTP store (options from the
-/// environment), `file://<dir>` or an absolute path a directory store. A diagnostic (path
-/// `label`) for anything else, and for a URL with a user or password in it: credentials belong
-/// in the environment or a netrc file, never in a setting that is written down.
+/// A store location as tune reads it (parse_store_location).
+struct StoreLocation {
+  bool http = false;  ///< an HTTP store; else a directory store
+  /// `http(s)://host[:port]/prefix` (the scheme in lowercase, no trailing '/') or the absolute
+  /// directory (`file://` removed).
+  std::string text;
+};
+
+/// The one reader of store locations: TUNE_REMOTE_STORE, --remote, a manifest's
+/// `remote_store`, and the configure's check of the CMake variable (`tuner store check`).
+/// White space around it is dropped. `http://` or `https://` (any case) with a host
+/// is an HTTP store, `file://<dir>` or an absolute path a directory store. A diagnostic (path
+/// `label`) that never echoes the location, which may hold a secret: for credentials in the
+/// URL (they belong in the environment or a netrc file, never in a setting that is written
+/// down), a control character, a bidi control or bytes that are not UTF-8, a query, a fragment
+/// or a parameter (`?`, `#`, `;`), a `.` or `..` segment (also percent-encoded), no host, and
+/// anything else.
+result<StoreLocation> parse_store_location(std::string_view location, std::string_view label);
+
+/// The store a location names (parse_store_location), with HTTP options from the environment.
+/// A diagnostic as parse_store_location's, and for an HTTP store when this tuner was built
+/// without libcurl.
 result<std::unique_ptr<Store>> open_store(std::string_view location, std::string_view label);
 
 /// What `gc_directory_store` removed and kept.

@@ -249,7 +249,7 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
                     keys.size(), job.remote != nullptr ? "; the remote store is not counted" : ""));
   }
   tuner.on_progress([&](const Progress& p) { say(describe_trial(p)); });
-  tuner.on_warning([&](const std::string& w) { say("warning: " + w); });
+  tuner.on_warning([&](const std::string& w) { say(warning_line(w)); });
 
   detail::WithCompileCost costed(objective, cache, keys);
   detail::OnePerBinary once(costed, cache, keys);
@@ -362,6 +362,8 @@ std::string describe_trial(const Progress& p) {
     what = "invalid: " + printable(one_line(t.state.invalid()->reason));
   }
   std::string from = p.resumed ? " (from the log)" : "";
+  // A merge's trials come from the shards' logs: say which shard measured each.
+  if (t.shard) from = fmt::format(" (shard {})", printable(one_line(*t.shard)));
   // Another machine's words (the store's shared trial): escaped, as `tuner show` does.
   if (t.remote)
     from = fmt::format(" (remote, measured on {}{})", printable(one_line(*t.remote)),
