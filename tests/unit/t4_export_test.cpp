@@ -235,7 +235,8 @@ TEST(T4ExportTest, ParsingReadsTheHeaderAndSkipsBadLines) {
   ASSERT_EQ(log->warnings.size(), 3u);
   EXPECT_EQ(log->warnings[0], "g.jsonl:3: warning: skipped a line that is not valid JSON");
   EXPECT_EQ(log->warnings[1], "g.jsonl:4: warning: skipped an unreadable trial: missing 'phase'");
-  EXPECT_EQ(log->warnings[2], "g.jsonl:6: warning: ignored a torn last line (an interrupted write)");
+  EXPECT_EQ(log->warnings[2],
+            "g.jsonl:6: warning: ignored a torn last line (an interrupted write)");
 }
 
 TEST(T4ExportTest, AnInconsistentTrialIsSkippedNotExported) {
