@@ -11,9 +11,12 @@
 
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <tuner/core/base/bucket_name.hpp>
 #include <tuner/core/base/json_position.hpp>
+#include <tuner/core/base/json_whole.hpp>
+#include <tuner/core/build/kernel_cache.hpp>
 #include <tuner/core/build/manifest.hpp>
 #include <tuner/core/record/record.hpp>
 #include <tuner/core/search/trial_log.hpp>
@@ -309,6 +312,42 @@ TEST_F(ScratchDir, TrialLogSkipsDeepAndLongLinesAndRefusesADeepHeader) {
                 ":1: error: log belongs to another search: log_schema 4294967297 "
                 "(log) vs 1 (this run); it was left untouched: move it away or use "
                 "another log path");
+}
+
+TEST(HostileInput, WholeNumbersFromOutsideAreCheckedBeforeTheyAreCast) {
+  // The fuzz target `trust` (2026-12-05): a store's cache entry with `"shared_bytes": 2.2e20`
+  // was cast to int64 by nlohmann's get<>: undefined behaviour (UBSan). json_whole reads every
+  // count of outside JSON (cache entries, runoffs, shard summaries, bucket results, worker
+  // answers) and words the refusal.
+  using nlohmann::json;
+  EXPECT_EQ(json_whole(json{{"n", 5}}, "n", 0), 5);
+  EXPECT_EQ(json_whole(json{{"n", -3}}, "n", -3, 3), -3);
+  for (const json& bad : {json(2.2e20), json(1.5), json(-1), json(18446744073709551615u), json("5"),
+                          json(nullptr), json(true)}) {
+    try {
+      json_whole(json{{"n", bad}}, "n", 0, 100);
+      ADD_FAILURE() << bad.dump();
+    } catch (const json::other_error& e) {
+      EXPECT_NE(std::string(e.what()).find("'n' must be a whole number from 0 to 100"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_THROW(json_whole(json::object(), "n", 0), json::out_of_range);
+
+  CacheEntry e;
+  e.key = std::string(64, 'a');
+  e.key_schema = "k1";
+  e.status = CacheStatus::failed;
+  e.resources = KernelResources{32, 0, 0, 0};
+  json j = e;
+  j["schema_version"] = kernel_cache_schema_version;
+  ASSERT_EQ(read_cache_entry(j.dump()).kind, CacheEntryText::Kind::entry);
+  j["resources"]["shared_bytes"] = 2.2e20;
+  const CacheEntryText forged = read_cache_entry(j.dump());
+  EXPECT_NE(forged.kind, CacheEntryText::Kind::entry);
+  EXPECT_NE(forged.why.find("'shared_bytes' must be a whole number from 0 to"), std::string::npos)
+      << forged.why;
 }
 
 TEST(HostileInput, JsonNestingIgnoresBracketsInStrings) {

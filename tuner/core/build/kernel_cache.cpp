@@ -22,6 +22,7 @@
 #include <tuner/core/base/env_number.hpp>
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/json_whole.hpp>
 #include <tuner/core/base/result.hpp>
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
@@ -65,10 +66,12 @@ void to_json(json& j, const KernelResources& r) {
 }
 
 void from_json(const json& j, KernelResources& r) {
-  r.registers = j.at("registers").get<int>();
-  r.shared_bytes = j.at("shared_bytes").get<std::int64_t>();
-  r.local_bytes = j.at("local_bytes").get<std::int64_t>();
-  r.const_bytes = j.at("const_bytes").get<std::int64_t>();
+  constexpr std::int64_t most_registers = 1 << 16;
+  constexpr std::int64_t most_bytes = std::int64_t{1} << 48;
+  r.registers = static_cast<int>(json_whole(j, "registers", 0, most_registers));
+  r.shared_bytes = json_whole(j, "shared_bytes", 0, most_bytes);
+  r.local_bytes = json_whole(j, "local_bytes", 0, most_bytes);
+  r.const_bytes = json_whole(j, "const_bytes", 0, most_bytes);
 }
 
 std::map<std::string, KernelResources> parse_ptxas_resources(std::string_view output) {

@@ -11,6 +11,7 @@
 #include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/json_position.hpp>
 #include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/json_whole.hpp>
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 
@@ -71,7 +72,7 @@ void to_json(json& j, const BucketResult& r) {
 }
 
 void from_json(const json& j, BucketResult& r) {
-  if (j.at("schema_version").get<int>() != bucket_result_schema_version)
+  if (json_whole(j, "schema_version", 0) != bucket_result_schema_version)
     throw json::other_error::create(501, "another result schema", &j);
   r.kernel = j.at("kernel").get<std::string>();
   r.bucket = j.at("bucket").get<std::string>();
@@ -101,7 +102,7 @@ void from_json(const json& j, BucketResult& r) {
     w.config = b.at("params").get<Config>();
     w.median_ms = b.at("median_ms").get<double>();
     w.min_ms = b.at("min_ms").get<double>();
-    w.reps = b.at("reps").get<std::int64_t>();
+    w.reps = json_whole(b, "reps", 0);
     if (auto digest = optional_from<std::string>(b, "cache_key"))
       w.cache_key = L2Key{b.at("key_schema").get<std::string>(), *digest};
     w.adopted_from = optional_from<std::string>(b, "adopted_from");

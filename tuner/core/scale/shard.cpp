@@ -15,6 +15,7 @@
 #include <tuner/core/base/bucket_name.hpp>
 #include <tuner/core/base/input_limits.hpp>
 #include <tuner/core/base/json_position.hpp>
+#include <tuner/core/base/json_whole.hpp>
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
 
@@ -175,7 +176,7 @@ result<ShardSummary> ShardSummary::load(const fs::path& from) {
   if (auto dup = duplicate_key_problem(text.str())) return fail(label, 0, 0, dup->second);
   try {
     const json j = json::parse(text.str());
-    const int schema = j.at("schema_version").get<int>();
+    const auto schema = json_whole(j, "schema_version", 0);
     if (schema != shard_summary_schema_version)
       return fail(label, 0, 0,
                   fmt::format("shard summary schema {} is not {}, the one this tuner reads", schema,
@@ -183,7 +184,9 @@ result<ShardSummary> ShardSummary::load(const fs::path& from) {
     ShardSummary s;
     s.kernel = j.at("kernel").get<std::string>();
     s.arch = j.at("arch").get<std::string>();
-    s.shard = {j.at("shard").get<int>(), j.at("shards").get<int>()};
+    constexpr std::int64_t most = std::numeric_limits<int>::max();
+    s.shard = {static_cast<int>(json_whole(j, "shard", 0, most)),
+               static_cast<int>(json_whole(j, "shards", 0, most))};
     if (s.shard.count < 1 || s.shard.index < 1 || s.shard.index > s.shard.count)
       return fail(label, 0, 0, fmt::format("bad shard {} in a shard summary", s.shard.str()));
     s.space_hash = j.at("space_hash").get<std::string>();
@@ -196,8 +199,8 @@ result<ShardSummary> ShardSummary::load(const fs::path& from) {
     for (const json& b : j.at("buckets")) {
       ShardBucket sb;
       sb.bucket = b.at("bucket").get<std::string>();
-      sb.first = b.at("first").get<std::size_t>();
-      sb.end = b.at("end").get<std::size_t>();
+      sb.first = static_cast<std::size_t>(json_whole(b, "first", 0));
+      sb.end = static_cast<std::size_t>(json_whole(b, "end", 0));
       sb.log = b.at("log").get<std::string>();
       if (sb.log.empty() || fs::path(sb.log).filename() != sb.log)
         return fail(label, 0, 0, fmt::format("bad log name '{}' in a shard summary", sb.log));

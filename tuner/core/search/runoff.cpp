@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <tuner/core/base/json_whole.hpp>
 #include <tuner/core/base/result.hpp>
 
 namespace tune {
@@ -51,14 +52,15 @@ void to_json(nlohmann::json& j, const RunoffStats& s) {
 }
 
 void from_json(const nlohmann::json& j, RunoffStats& s) {
-  s.pairs = j.at("pairs").get<int>();
+  constexpr std::int64_t most = std::numeric_limits<int>::max();
+  s.pairs = static_cast<int>(json_whole(j, "pairs", 0, most));
   s.incumbent = j.at("incumbent").get<std::string>();
   s.challenger = j.at("challenger").get<std::string>();
   s.winner = j.at("winner").get<std::string>();
   s.incumbent_median_ms = j.at("incumbent_median_ms").get<double>();
   s.challenger_median_ms = j.at("challenger_median_ms").get<double>();
   s.median_diff_pct = j.at("median_diff_pct").get<double>();
-  s.challenger_faster = j.at("challenger_faster").get<int>();
+  s.challenger_faster = static_cast<int>(json_whole(j, "challenger_faster", 0, most));
   s.p_value = j.at("p_value").get<double>();
   s.margin_pct = j.at("margin_pct").get<double>();
   s.alpha = j.at("alpha").get<double>();

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/base/json_text.hpp>
+#include <tuner/core/base/json_whole.hpp>
 #include <tuner/core/base/text.hpp>
 
 namespace tune {
@@ -180,7 +181,7 @@ result<std::variant<MeasureAnswer, RefusedAnswer>> decode_measure_answer(std::st
     const std::string state = j->at("state").get<std::string>();
     if (state == "measured") {
       a.state.value = MeasuredState{j->at("median_ms").get<double>(), j->at("min_ms").get<double>(),
-                                    j->at("reps").get<std::int64_t>()};
+                                    json_whole(*j, "reps", 0)};
       a.batched = optional_field<bool>(*j, "batched", false);
       a.warnings = optional_field<std::vector<std::string>>(*j, "warnings", {});
       a.device = optional_field<std::string>(*j, "device", "");
