@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const std::set<std::string> fixed = [] {
       std::set<std::string> out;
       for (const char* sample : {"http://u:p@h/x", "http://h/\x1b", "http://h/x?t", "http://h/../x",
-                                 "http:///x", "relative/dir", ""})
+                                 "http:///x", "http://a b/x", "relative/dir", ""})
         out.insert(tune::parse_store_location(sample, "fuzz").error().message);
       return out;
     }();

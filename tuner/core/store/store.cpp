@@ -179,8 +179,12 @@ result<StoreLocation> parse_store_location(std::string_view location, std::strin
     const std::size_t end = rest.find('/');
     const std::string_view host = rest.substr(0, end);
     if (host.empty()) return fail(where, 0, 0, "the remote store URL names no host");
+    if (host.find(' ') != std::string_view::npos)
+      return fail(where, 0, 0, "the remote store URL's host holds a blank: write the host alone");
+    // Without the slashes and blanks at its end (`https://h/a/ /` is `https://h/a`), so that the
+    // location reads back as itself from a manifest.
     std::string normalized = scheme + "://" + std::string(rest);
-    while (!normalized.empty() && normalized.back() == '/')
+    while (normalized.back() == '/' || normalized.back() == ' ')
       normalized.pop_back();
     return StoreLocation{true, std::move(normalized)};
   }
