@@ -387,6 +387,7 @@ TEST_F(RemoteStoreTest, LocationsAndCredentials) {
   ASSERT_TRUE(ends.has_value());
   EXPECT_EQ(ends->text, "https://Ce///Cache/Te");
   EXPECT_EQ(parse_store_location(ends->text, "x")->text, ends->text);
+  EXPECT_FALSE(parse_store_location(" HTTPS://aTe/S://aTe/// ///  //.  /", "x").has_value());
   result<StoreLocation> blank = parse_store_location("https:// /s3cr3t", "x");
   ASSERT_FALSE(blank.has_value());
   EXPECT_NE(blank.error().message.find("host holds a blank"), std::string::npos);

@@ -186,6 +186,8 @@ result<StoreLocation> parse_store_location(std::string_view location, std::strin
     std::string normalized = scheme + "://" + std::string(rest);
     while (normalized.back() == '/' || normalized.back() == ' ')
       normalized.pop_back();
+    if (std::optional<std::string> why = path_problem(normalized))  // `/a/.  /` ends in `.`
+      return fail(where, 0, 0, "the remote store location " + *why);
     return StoreLocation{true, std::move(normalized)};
   }
   std::string_view dir = location;
