@@ -67,6 +67,7 @@ set(_tune_public_core_headers
   base/json_position.hpp
   base/cxx_names.hpp
   base/json_text.hpp
+  base/json_whole.hpp
   base/log_lines.hpp
   base/result.hpp
   base/safe_file.hpp

@@ -22,7 +22,6 @@
 #include <tuner/core/base/env_number.hpp>
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/base/json_text.hpp>
-#include <tuner/core/base/json_whole.hpp>
 #include <tuner/core/base/result.hpp>
 #include <tuner/core/base/safe_file.hpp>
 #include <tuner/core/base/text.hpp>
@@ -63,15 +62,6 @@ void to_json(json& j, const KernelResources& r) {
            {"shared_bytes", r.shared_bytes},
            {"local_bytes", r.local_bytes},
            {"const_bytes", r.const_bytes}};
-}
-
-void from_json(const json& j, KernelResources& r) {
-  constexpr std::int64_t most_registers = 1 << 16;
-  constexpr std::int64_t most_bytes = std::int64_t{1} << 48;
-  r.registers = static_cast<int>(json_whole(j, "registers", 0, most_registers));
-  r.shared_bytes = json_whole(j, "shared_bytes", 0, most_bytes);
-  r.local_bytes = json_whole(j, "local_bytes", 0, most_bytes);
-  r.const_bytes = json_whole(j, "const_bytes", 0, most_bytes);
 }
 
 std::map<std::string, KernelResources> parse_ptxas_resources(std::string_view output) {
@@ -212,35 +202,6 @@ void to_json(json& j, const CacheEntry& e) {
            {"dependencies", e.dependencies}};
   if (!e.entry_symbol.empty()) j["entry_symbol"] = e.entry_symbol;
   if (e.compile_s) j["compile_s"] = *e.compile_s;
-}
-
-void from_json(const json& j, CacheEntry& e) {
-  e.key = j.at("key").get<std::string>();
-  e.key_schema = j.at("key_schema").get<std::string>();
-  const auto status = parse_cache_status(j.at("status").get<std::string>());
-  if (!status)
-    throw json::other_error::create(
-        501, "unknown status '" + j.at("status").get<std::string>() + "'", &j);
-  e.status = *status;
-  e.reason = j.at("reason").get<std::string>();
-  e.compiler_output = j.at("compiler_output").get<std::string>();
-  if (j.at("resources").is_null())
-    e.resources.reset();
-  else
-    e.resources = j.at("resources").get<KernelResources>();
-  e.cubin_sha256 = j.at("cubin_sha256").get<std::string>();
-  e.arch = j.at("arch").get<std::string>();
-  e.config_id = j.at("config_id").get<std::string>();
-  e.argv = j.at("argv").get<std::vector<std::string>>();
-  e.dependencies = j.at("dependencies").get<std::vector<std::string>>();
-  e.entry_symbol = j.value("entry_symbol", std::string());
-  // Seconds out of range (a forged or corrupt entry) read as unknown: the entry still serves,
-  // and no trial copies a time the trial log would refuse.
-  e.compile_s.reset();
-  if (auto it = j.find("compile_s"); it != j.end() && !it->is_null()) {
-    const double s = it->get<double>();
-    if (std::isfinite(s) && s >= 0 && s <= max_compile_s) e.compile_s = s;
-  }
 }
 
 fs::path effective_cache_dir(const fs::path& configured) {
