@@ -101,6 +101,19 @@ class CompileCapCli(unittest.TestCase):
             self.assertEqual(trials[f"BLOCK={b}"]["state"], "measured", trials[f"BLOCK={b}"])
         self.assertNotIn("compile cap:", r.stderr)
 
+    def test_cost_weight_zero_turns_the_compile_cost_model_off_for_every_strategy(self):
+        # A cold kernel cache: compile-bound. anneal and random weigh costs unless the space
+        # sets cost_weight = 0, which the summary names; bayes takes it as its weight.
+        for strategy in ("anneal", "random", "bayes"):
+            r, _, _ = self.tune(f"weigh-{strategy}",
+                                f'strategy = "{strategy}"\nmax_evals = 8\ncompile_cap_factor = 0')
+            self.assertIn("default: compile cost: weighed, the tune is compile-bound (0 of 22 "
+                          "candidates in the kernel cache)", r.stderr)
+            r, _, _ = self.tune(f"off-{strategy}", f'strategy = "{strategy}"\nmax_evals = 8\n'
+                                "compile_cap_factor = 0\ncost_weight = 0")
+            self.assertIn("default: compile cost: not weighed, the space sets cost_weight = 0 (0 "
+                          "of 22 candidates in the kernel cache)", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0]])

@@ -7,6 +7,26 @@
 
 namespace tune {
 
+namespace {
+
+// `random` and `anneal` weigh compile costs in one way only: of equally good proposals, a
+// compile-bound tune takes the cheaper one first. `cost_weight = 0` turns that off, as it does
+// bayes's weight; any other value keeps it. Not in the log's identity at its default.
+StrategyOption cheaper_first_option() {
+  return {"cost_weight",
+          false,
+          0,
+          false,
+          2.0,
+          1,
+          "0: a compile-bound tune proposes without its compile-cost model; any other value: of "
+          "equally good proposals, the cheaper predicted compile first (the default when the tune "
+          "is compile-bound)",
+          false};
+}
+
+}  // namespace
+
 const std::vector<StrategyInfo>& strategies() {
   static const std::vector<StrategyInfo> all = {
       {"auto",
@@ -14,7 +34,7 @@ const std::vector<StrategyInfo>& strategies() {
                    auto_grid_max, auto_large_strategy),
        {}},
       {"grid", "every config in enumeration order", {}},
-      {"random", "every config once, in a random order", {}},
+      {"random", "every config once, in a random order", {cheaper_first_option()}},
       {"anneal",
        "simulated annealing over the params' value lists",
        {{"temperature", false, 0, true, std::nullopt, 0.05,
@@ -22,7 +42,8 @@ const std::vector<StrategyInfo>& strategies() {
          "with probability 1/e)"},
         {"cooling", false, 0, true, 1.0, 0.98, "the temperature's factor per evaluation"},
         {"restart_after", true, 1, false, std::nullopt, 50,
-         "evaluations without a better config before a restart from the best"}}},
+         "evaluations without a better config before a restart from the best"},
+        cheaper_first_option()}},
       {"bayes",
        "Bayesian optimization with a Gaussian process and expected improvement",
        {{"initial", true, 1, false, std::nullopt, 10,
