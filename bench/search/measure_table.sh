@@ -62,12 +62,15 @@ args=(-S . -B "$build" -G Ninja -DTUNE_SEARCH_TABLES=ON -DTUNE_SEARCH_TABLES_VER
 [[ -f "$tomlpp/toml++/toml.h" ]] && args+=(-DTUNE_TOMLPP_INCLUDE_DIR="$tomlpp")
 [[ -f "$eigen/Eigen/Core" ]] && args+=(-DTUNE_EIGEN_INCLUDE_DIR="$eigen")
 if ! cmake "${args[@]}" > "$dest/configure.log" 2>&1 ||
-   ! cmake --build "$build" --target tuner "tune/$kernel/$kernel.runner" >> "$dest/configure.log" 2>&1; then
+   ! cmake --build "$build" --target "tune/$kernel/$kernel.runner" >> "$dest/configure.log" 2>&1; then
   echo "measure_table.sh: the configure or build failed (see $dest/configure.log)" >&2
   tail -20 "$dest/configure.log" >&2
   exit 3
 fi
 manifest="$build/tune/$kernel/manifest.json"
+# The tool the build runs (the configure built it, or TUNE_TUNER_EXECUTABLE named it).
+tuner=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["tuner"] or sys.argv[2])' \
+        "$manifest" "$build/tuner/tuner")
 logdir="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["log_dir"])' "$manifest")/sm_90"
 mkdir -p "$logdir"
 # The logs travel as logs.tar: a bucket's log is named by its encoded name ("n%3D4096"), which
@@ -86,7 +89,7 @@ left=$(( seconds - compiled_s ))
 rc=124
 t1=$(date +%s)
 if (( left > 30 )); then
-  timeout -s INT -k 30 "$left" "$build/tuner/tuner" run --manifest "$manifest" > "$dest/run.log" 2>&1
+  timeout -s INT -k 30 "$left" "$tuner" run --manifest "$manifest" > "$dest/run.log" 2>&1
   rc=$?
 fi
 measured_s=$(( $(date +%s) - t1 ))

@@ -94,7 +94,7 @@ step build cmake --build "$b" --target stencil.runner
 echo "retune.sh: configure and build: $(since "$t0") s"
 manifest="$b/tune/stencil/manifest.json"
 tuner=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["tuner"])' "$manifest")
-[[ -x "$tuner" ]] || step build_tuner cmake --build "$b" --target tuner
+[[ -x "$tuner" ]] || step build_tuner cmake --build "$b" --target tune_host_tool
 logs="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["log_dir"])' "$manifest")/$arch"
 record="$src/records/stencil.json"
 
