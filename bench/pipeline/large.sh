@@ -6,7 +6,7 @@
 # case, one after the other in one run, so the ratios compare like with like).
 #
 #   bench/pipeline/large.sh --build <tune build tree> --out <dir> [--arch sm_90]
-#       [--budget-s 300] [--strategies "bayes anneal bayes-cost"] [--baseline-src <tune source tree>]
+#       [--budget-s 300] [--seed 1] [--strategies "bayes anneal bayes-cost"] [--baseline-src <tune source tree>]
 #       [--work <dir>] [--compile-only] [--only new|baseline] [--prepare] [--figures-only]
 #       [--n 262144]
 #
@@ -23,6 +23,13 @@
 # runs. --n sets the bucket's element count (default 262144: the best config runs 0.23 ms on an
 # H200, so the search is bound by the compiler; 4194304, 16x the work per candidate, lets the GPU
 # become the bound; the fixture's host reference grows with it, about 14 s there).
+# --strategies takes `bayes-off` and `anneal-off` as well: the strategy with the compile-spend
+# features off (`cost_weight = 0`, `compile_cap_factor = 0`), the "before" of docs/search.md
+# "Compile cost": per pair it prints the compile seconds spent until the search first measured a
+# config within 1.02x of the best it ends with, and the two bests.
+# --strategies takes `grid144` as well: a complete grid of 144 of the configs from a cold cache;
+# it prints the tune's wall time against the lower bound max(compiler seconds / compile threads,
+# GPU seconds of warm-up and timed reps).
 # --strategies takes `bayes-cost` as well: bayes with `cost_weight = 1` (expected improvement per
 # predicted compile second; docs/search.md "Compile cost"), whose ratios compare with `bayes`.
 # --compile-only (no GPU needed): configure, build the runners and compile a few
@@ -32,7 +39,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 build="" out="" arch="sm_90" work="${TMPDIR:-/tmp}/tune-bench-large" budget=300 n=262144
-strategies="bayes anneal" baseline_src="" compile_only=0 only="" figures_only=0 prepare=0
+strategies="bayes anneal" seed=1 baseline_src="" compile_only=0 only="" figures_only=0 prepare=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) build="$(cd "$2" && pwd)"; shift 2 ;;
@@ -40,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     --arch) arch="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     --budget-s) budget="$2"; shift 2 ;;
+    --seed) seed="$2"; shift 2 ;;
     --n) n="$2"; shift 2 ;;
     --strategies) strategies="$2"; shift 2 ;;
     --baseline-src) baseline_src="$(cd "$2" && pwd)"; shift 2 ;;
@@ -86,10 +94,28 @@ configure() {  # name, tuner, tune source, strategy
   grep -q "N = $n }" "$src/large.toml" || { echo "large.sh: no bucket shape to set" >&2; exit 1; }
   # `bayes-cost`: bayes weighing expected improvement by predicted compile cost (cost_weight 1).
   if [[ "$4" == bayes-cost ]]; then
-    printf '[search]\nstrategy = "bayes"\ncost_weight = 1\nseed = 1\nbudget_s = %s\n' "$budget" \
-      >> "$src/large.toml"
+    printf '[search]\nstrategy = "bayes"\ncost_weight = 1\nseed = %s\nbudget_s = %s\n' "$seed" \
+      "$budget" >> "$src/large.toml"
+  elif [[ "$4" == grid144 ]]; then
+    # A complete grid of 144 of the configs (compile times still spread over 10x), no stop rule.
+    python3 - "$src/large.toml" <<'PY'
+import re, sys
+p = sys.argv[1]
+s = open(p).read()
+for name, values in (("BLOCK", "[128, 256, 512]"), ("ITEMS", "[1, 4, 8, 16]"),
+                     ("UNROLL", "[1, 4, 16, 64]"), ("ILP", "[1, 2, 4]")):
+    s, n = re.subn(rf"^{name} = \[.*\]$", f"{name} = {values}", s, flags=re.M)
+    assert n == 1, name
+open(p, "w").write(s)
+PY
+    printf '[search]\nstrategy = "grid"\n' >> "$src/large.toml"
+  elif [[ "$4" == *-off ]]; then
+    # The compile-spend features off: no compile-cost model, no adaptive compile cap.
+    printf '[search]\nstrategy = "%s"\ncost_weight = 0\ncompile_cap_factor = 0\nseed = %s\nbudget_s = %s\n' \
+      "${4%-off}" "$seed" "$budget" >> "$src/large.toml"
   else
-    printf '[search]\nstrategy = "%s"\nseed = 1\nbudget_s = %s\n' "$4" "$budget" >> "$src/large.toml"
+    printf '[search]\nstrategy = "%s"\nseed = %s\nbudget_s = %s\n' "$4" "$seed" \
+      "$budget" >> "$src/large.toml"
   fi
   cmake -S "$src" -B "$b" -G Ninja -DTUNE_SOURCE_DIR="$3" -DTUNE_TUNER_EXECUTABLE="$2" \
         -DTUNE_ARCH="$arch" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNE_ENABLE_WERROR=OFF \
@@ -143,6 +169,18 @@ for s in $strategies; do
     t1=$(date +%s.%N)
     cat "$b/tune/large/$arch/"*.trials.jsonl > "$out/$name.$s.trials.jsonl" 2>/dev/null || true
     cp "$compile_log" "$out/$name.$s.compile.log" 2>/dev/null || : > "$out/$name.$s.compile.log"
+    # Each compile's seconds, status and end (the cache entry's mtime), for the compile seconds
+    # spent until the search first measured a config near its best.
+    python3 - "$work/$name/cache" > "$out/$name.$s.compiles.jsonl" <<'PY'
+import json, pathlib, sys
+for p in pathlib.Path(sys.argv[1]).glob("*.json"):
+    try:
+        e = json.loads(p.read_text())
+    except (OSError, ValueError):
+        continue
+    print(json.dumps({"config_id": e.get("config_id"), "status": e.get("status"),
+                      "compile_s": e.get("compile_s"), "end": p.stat().st_mtime}))
+PY
     echo "$t0 $t1" > "$out/$name.$s.wall"
   done
 done

@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 
 
@@ -18,6 +19,32 @@ def first_seen(search, config_id):
         if t.get("config_id") == config_id:
             return wall, i + 1
     return None, None
+
+
+def near_best(out, name, strategy, search, best=None):
+    """The first search trial within 1.02x of `best` (default: the best median the search ends
+    with), and the compiler seconds spent until it was measured: every compile that ended (its
+    cache entry written) by the trial's time, the trial's own included. None without the
+    compiles file, or when no trial came that near."""
+    measured = [t for t in search if t.get("state") == "measured" and t.get("median_ms")]
+    path = out / f"{name}.{strategy}.compiles.jsonl"
+    if not measured or not path.exists():
+        return None
+    best = best or min(t["median_ms"] for t in measured)
+    first = next((t for t in measured if t["median_ms"] <= 1.02 * best), None)
+    if first is None:
+        return None
+    when = datetime.strptime(first["time"], "%Y-%m-%dT%H:%M:%SZ").replace(
+        tzinfo=timezone.utc).timestamp() + 1  # the trial's time has whole seconds
+    compiles = [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
+    spent = sum(c.get("compile_s") or 0 for c in compiles
+                if c["end"] <= when or c.get("config_id") == first["config_id"])
+    total = sum(c.get("compile_s") or 0 for c in compiles)
+    return {"best_ms": best, "near_config": first["config_id"], "near_ms": first["median_ms"],
+            "near_at": measured.index(first) + 1, "compile_s_to_near": spent,
+            "compile_s_total": total,
+            "compile_slow": sum(1 for t in search if str(t.get("reason", "")).startswith(
+                "compile_slow"))}
 
 
 def figures(out, name, strategy, cores):
@@ -68,6 +95,8 @@ def figures(out, name, strategy, cores):
         "winner_ms": float(won.group(2)) if won else None,
         "winner_found_s": found_s,
         "winner_found_at": found_at,
+        "near_best": near_best(out, name, strategy, search),
+        "search": search,
         # Compiler seconds over the compile threads' wall time: near 100% the search is bound by
         # the compiler, and the GPU can only wait (older tuners log no compile seconds: None).
         "compile_threads_busy_pct": 100 * compile_s / (threads * wall) if compile_s and wall
@@ -106,6 +135,11 @@ def main():
                          f"{f['winner_found_s']:.1f} s into the search"
                          if f["winner_found_s"] is not None else "not measured in the search")
                 print(f"  winner {f['winner']} at {f['winner_ms']:.4f} ms, {found}")
+            if f["near_best"]:
+                nb = f["near_best"]
+                print(f"  best {nb['best_ms']:.4f} ms; first within 1.02x: {nb['near_config']} at "
+                      f"evaluation {nb['near_at']}, after {nb['compile_s_to_near']:.0f} s of "
+                      f"compiler time (of {nb['compile_s_total']:.0f} s in all)")
             if f["compile_threads_busy_pct"] is not None:
                 print(f"  compile threads busy {f['compile_threads_busy_pct']:.0f}% "
                       f"({max(cores - 1, 1)} threads; near 100% the compiler bounds the search)")
@@ -113,12 +147,57 @@ def main():
             n, b = all_figures[f"new.{s}"], all_figures[f"baseline.{s}"]
             ratio = n["per_min"] / b["per_min"] if b["per_min"] else float("inf")
             print(f"  {s}: evaluations per minute new/baseline {ratio:.2f}x (target >= 5)")
+    # A complete grid: its wall time against max(compiler seconds / threads, GPU seconds).
+    for name in a.tuners:
+        f = all_figures.get(f"{name}.grid144")
+        wall_file = a.out / f"{name}.grid144.wall"
+        if not f or not f["near_best"] or not wall_file.exists():
+            continue
+        t0, t1 = (float(x) for x in wall_file.read_text().split())
+        trials = [json.loads(l) for l in
+                  (a.out / f"{name}.grid144.trials.jsonl").read_text().splitlines()[1:] if l]
+        gpu = sum((t.get("times") or {}).get(k, 0) for t in trials
+                  for k in ("warmup_ms", "timed_ms")) / 1000
+        threads = max(cores - 1, 1)
+        compile_bound = f["near_best"]["compile_s_total"] / threads
+        bound = max(compile_bound, gpu)
+        f["grid"] = {"wall_s": t1 - t0, "compile_s": f["near_best"]["compile_s_total"],
+                     "threads": threads, "gpu_s": gpu, "bound_s": bound}
+        print(f"grid144 ({name}): {len(f['search'])} configs, the tune's wall {t1 - t0:.1f} s "
+              f"against the lower bound {bound:.1f} s = max({f['near_best']['compile_s_total']:.0f} "
+              f"s of compiler time / {threads} threads = {compile_bound:.1f} s, GPU {gpu:.1f} s): "
+              f"{(t1 - t0) / bound:.2f}x (target <= 1.15)")
+    # The compile-spend features off (`<strategy>-off`) against on: the compile seconds until
+    # the search first measured a config within 1.02x of the best it ends with, and the bests.
+    for name in a.tuners:
+        for s in a.strategies:
+            on, off = all_figures.get(f"{name}.{s}"), all_figures.get(f"{name}.{s}-off")
+            if not on or not off or not on["near_best"] or not off["near_best"]:
+                continue
+            n, f = on["near_best"], off["near_best"]
+            print(f"{s} ({name}), compile-spend features on / off: compile seconds to 1.02x of "
+                  f"the run's best {n['compile_s_to_near']:.0f} / {f['compile_s_to_near']:.0f} s "
+                  f"({n['compile_s_to_near'] / f['compile_s_to_near'] - 1:+.0%}; target -40%), "
+                  f"at evaluation {n['near_at']} / {f['near_at']}; best {n['best_ms']:.4f} / "
+                  f"{f['best_ms']:.4f} ms ({n['best_ms'] / f['best_ms']:.3f}x; target <= 1.00 "
+                  f"within noise); compile seconds in all {n['compile_s_total']:.0f} / "
+                  f"{f['compile_s_total']:.0f}; compile_slow {n['compile_slow']} / "
+                  f"{f['compile_slow']}")
+            # Against one mark: 1.02x of the better of the two bests.
+            mark = min(n["best_ms"], f["best_ms"])
+            n2 = near_best(a.out, name, s, on["search"], mark)
+            f2 = near_best(a.out, name, f"{s}-off", off["search"], mark)
+            said = lambda x: (f"{x['compile_s_to_near']:.0f} s (evaluation {x['near_at']})"
+                              if x else "never")
+            print(f"  to 1.02x of the better best ({mark:.4f} ms): on {said(n2)}, off {said(f2)}")
     for name in a.tuners:
         plain, weighted = all_figures.get(f"{name}.bayes"), all_figures.get(f"{name}.bayes-cost")
         if plain and weighted and plain["per_min"]:
             print(f"bayes-cost / bayes ({name}): evaluations per minute "
                   f"{weighted['per_min'] / plain['per_min']:.2f}x, GPU busy "
                   f"{weighted['gpu_busy_pct']:.1f}% vs {plain['gpu_busy_pct']:.1f}%")
+    for f in all_figures.values():
+        f.pop("search")
     (a.out / "large.json").write_text(json.dumps(all_figures, indent=2) + "\n")
 
 
