@@ -13,8 +13,8 @@
 # Each call: configures the build tree with TUNE_SEARCH_TABLES=ON (once), builds the kernel's
 # runner, unpacks the trial logs of earlier calls (logs.tar) from --resume (default
 # .tables/<kernel>, an ignored folder to carry to the host) into the build's log folder, compiles
-# what the kernel cache lacks (`warm.<kernel>`, every core), then runs `tuner run` with the space's
-# grid strategy until it is done or --seconds pass (then SIGINT: the log keeps every finished
+# what the kernel cache lacks (`warm.<kernel>`, every core), then runs `tuner run` (every config,
+# in the order of the space's strategy) until it is done or --seconds pass (then SIGINT: the log keeps every finished
 # trial). The logs go back to <out>/tables/<kernel> (default $OUT) as logs.tar, with campaign.txt,
 # one line per call (trials before and after, seconds measuring, seconds compiling); once every
 # bucket is complete the gzip'd tables (bench/search/tables/<kernel>.<bucket>.jsonl.gz, the encoded

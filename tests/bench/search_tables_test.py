@@ -33,6 +33,7 @@ TABLES = {
     "gemm_full.v2.skinny.jsonl.gz": (search / "gemm_full.toml", "skinny"),
     "gemm_full.v2.square.jsonl.gz": (search / "gemm_full.toml", "square"),
     "histogram.bins_1024.jsonl.gz": (search / "histogram" / "histogram.toml", "bins=1024"),
+    "transpose.4x2048x1024.jsonl.gz": (search / "transpose" / "transpose.toml", "4x2048x1024"),
 }
 
 shutil.rmtree(args.work, ignore_errors=True)
