@@ -77,6 +77,22 @@ for bucket in ("skinny", "square"):
         print(f"{bucket} {name}: 1.00x at {100 * with_prior:.1f}% with the prior, "
               f"{100 * without:.1f}% without")
 
+# A table with compile seconds: the compile seconds each run spent until 1.02x and until 1.00x,
+# the second no fewer than the first.
+out = args.work / "compile_s.json"
+run = subprocess.run([args.bench, "--space", str(search / "histogram" / "histogram.toml"),
+                      "--table", str(args.work / "histogram.bins_1024.jsonl"), "--bucket",
+                      "bins=1024", "--seeds", "3", "--strategies", "anneal", "--max-fraction",
+                      "0.3", "--json", str(out)], capture_output=True, text=True)
+if run.returncode != 0 or "compile s, 1.00x" not in run.stdout:
+    sys.exit(f"search_tables_test: compile seconds: exit {run.returncode}\n{run.stdout}{run.stderr}")
+row = json.loads(out.read_text())["strategies"]["anneal"]
+to_102, to_100 = row["compile_s_1.02x"]["median"], row["compile_s_1.00x"]["median"]
+if not (to_102 and to_100 and 0 < to_102 <= to_100):
+    sys.exit(f"search_tables_test: compile seconds to 1.02x {to_102}, to 1.00x {to_100}\n"
+             f"{run.stdout}")
+print(f"histogram anneal: {to_102:.0f} compile s to 1.02x, {to_100:.0f} to 1.00x")
+
 # table_repeatability.py on the two gemm versions: the 2-stage configs both share.
 repeat = search / "table_repeatability.py"
 tables = search / "tables"
