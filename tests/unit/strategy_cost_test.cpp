@@ -271,5 +271,17 @@ TEST(StrategyCostTest, ACompileBoundBayesWeighsCostsUnlessTheSpaceSaysNot) {
   EXPECT_EQ(first_compile_s(off, bound, 120), first_compile_s(named("bayes", 1), {}, 120));
 }
 
+TEST(StrategyCostTest, CostWeightZeroTurnsTheCheaperFirstChoiceOffForRandomAndAnneal) {
+  StrategyContext bound;
+  bound.compile_bound = true;
+  for (const char* name : {"random", "anneal"}) {
+    SearchSettings off = named(name, 3);
+    off.options["cost_weight"] = 0;
+    EXPECT_EQ(first_compile_s(off, bound, 200), first_compile_s(named(name, 3), {}, 200)) << name;
+    EXPECT_NE(first_compile_s(named(name, 3), bound, 200), first_compile_s(named(name, 3), {}, 200))
+        << name;
+  }
+}
+
 }  // namespace
 }  // namespace tune
