@@ -114,7 +114,11 @@ class BayesStrategy final : public Strategy {
         k = model_pick();
       if (!k) k = guide_.best_open(ledger_);
       if (k && !ledger_.pending(*k)) pend(*k);
-      if (!k) k = random_open();
+      if (!k && randoms_ >= initial_ && ledger_.told_count() < initial_) k = start_move();
+      if (!k) {
+        k = random_open();
+        if (k) ++randoms_;
+      }
       if (!k) break;
       out.push_back(*k);
     }
@@ -149,6 +153,29 @@ class BayesStrategy final : public Strategy {
   }
 
  private:
+  // With many pending, the random start has drawn its `initial` configs before as many are told:
+  // until they are, a one-param move of the best config told so far (at random among its open
+  // ones), which is what a model of so few outcomes would pick too. nullopt when none is told or
+  // it has no open move. One at a time this never happens: the next proposal after `initial`
+  // random ones comes with `initial` outcomes told.
+  std::optional<std::size_t> start_move() {
+    std::optional<std::size_t> best;
+    double best_v = 0;
+    for (const auto& [k, v] : observed_)
+      if (v && (!best || *v < best_v)) {
+        best = k;
+        best_v = *v;
+      }
+    if (!best) return std::nullopt;
+    std::vector<std::size_t> open;
+    for (std::size_t nb : detail::moves(space_, *best, 1))
+      if (ledger_.open(nb)) open.push_back(nb);
+    if (open.empty()) return std::nullopt;
+    const std::size_t k = open[rng_.below(open.size())];
+    pend(k);
+    return k;
+  }
+
   // An open config at random (a lazy Fisher-Yates over every config, then what was withdrawn).
   std::optional<std::size_t> random_open() {
     std::optional<std::size_t> pick;
@@ -438,6 +465,7 @@ class BayesStrategy final : public Strategy {
   std::size_t since_refit_ = 0;
   bool sampled_ = false;         // the pool is a sample of the open configs
   std::set<std::size_t> local_;  // the best configs whose neighbourhoods joined the pool
+  std::size_t randoms_ = 0;      // configs the random start proposed
   std::size_t picks_ = 0;
   std::vector<bool> near_;
   bool redraw_ = false;  // draw the pool again before the next pick
