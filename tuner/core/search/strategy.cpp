@@ -308,10 +308,8 @@ std::unique_ptr<Strategy> make_strategy(const SearchSettings& settings, const Sp
                             prior.size(), space.size()));
   if (settings.strategy == "auto")
     return make_strategy(settings.resolved(space.size()), space, prior, context);
-  // `cost_weight = 0` turns the compile-cost model off, compile-bound or not (docs/search.md
-  // "Compile cost"): the strategy proposes as it would with a warm cache.
-  if (const auto w = settings.options.find("cost_weight");
-      context.compile_bound && w != settings.options.end() && w->second == 0) {
+  // The compile-cost model off: the strategy proposes as it would with a warm cache.
+  if (context.compile_bound && settings.compile_costs_off()) {
     StrategyContext off = context;
     off.compile_bound = false;
     return make_strategy(settings, space, prior, off);

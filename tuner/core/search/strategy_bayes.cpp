@@ -159,16 +159,10 @@ class BayesStrategy final : public Strategy {
   // it has no open move. One at a time this never happens: the next proposal after `initial`
   // random ones comes with `initial` outcomes told.
   std::optional<std::size_t> start_move() {
-    std::optional<std::size_t> best;
-    double best_v = 0;
-    for (const auto& [k, v] : observed_)
-      if (v && (!best || *v < best_v)) {
-        best = k;
-        best_v = *v;
-      }
-    if (!best) return std::nullopt;
+    const std::vector<std::size_t> bests = best_configs();
+    if (bests.empty()) return std::nullopt;
     std::vector<std::size_t> open;
-    for (std::size_t nb : detail::moves(space_, *best, 1))
+    for (std::size_t nb : detail::moves(space_, bests.front(), 1))
       if (ledger_.open(nb)) open.push_back(nb);
     if (open.empty()) return std::nullopt;
     const std::size_t k = open[rng_.below(open.size())];

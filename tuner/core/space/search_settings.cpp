@@ -85,6 +85,11 @@ double SearchSettings::option(std::string_view name) const {
   throw error(fmt::format("strategy '{}' has no setting '{}'", strategy, name));
 }
 
+bool SearchSettings::compile_costs_off() const {
+  const auto w = options.find("cost_weight");
+  return w != options.end() && w->second == 0;
+}
+
 nlohmann::json SearchSettings::identity() const {
   nlohmann::json j = {{"strategy", strategy}};
   if (strategy == "grid") return j;

@@ -99,6 +99,9 @@ struct SearchSettings {
   SearchSettings resolved(std::size_t configs) const;
   /// The setting `name` of the strategy: the space's value, else its default.
   double option(std::string_view name) const;
+  /// Whether the space sets `cost_weight = 0`, which turns the compile-cost model off for every
+  /// strategy that takes it, compile-bound or not (docs/search.md "Compile cost").
+  bool compile_costs_off() const;
   /// What shapes the sequence of evaluations: the strategy, its seed and its settings (not the
   /// stop rules, so that a resumed run may be given more budget). The trial log's header keeps
   /// it; `{"strategy":"grid"}` for the default.

@@ -242,11 +242,9 @@ result<BucketResult> tune_bucket(const BucketTune& job) {
     std::size_t in_cache = 0;
     for (const std::string& key : keys)
       in_cache += cache.lookup(key) ? 1 : 0;
-    // `cost_weight = 0` in the space turns the weighing off (random, anneal and bayes take it).
-    const auto weight = search.options.find("cost_weight");
-    const bool off = weight != search.options.end() && weight->second == 0;
+    const bool off = search.compile_costs_off();  // the strategy then ignores `bound`
     const bool bound = 2 * in_cache < keys.size();
-    tuner.compile_bound(bound && !off);
+    tuner.compile_bound(bound);
     say(fmt::format("compile cost: {} ({} of {} candidates in the kernel cache{})",
                     off     ? "not weighed, the space sets cost_weight = 0"
                     : bound ? "weighed, the tune is compile-bound"
