@@ -114,6 +114,14 @@ class CompileCapCli(unittest.TestCase):
             self.assertIn("default: compile cost: not weighed, the space sets cost_weight = 0 (0 "
                           "of 22 candidates in the kernel cache)", r.stderr)
 
+    def test_a_space_without_a_strategy_may_set_cost_weight(self):
+        # auto takes bayes's settings (this bucket of 22 gets grid): accepted, and the summary
+        # says the model is off.
+        r, _, _ = self.tune("auto-off", "max_evals = 8\ncompile_cap_factor = 0\ncost_weight = 0")
+        self.assertIn("strategy: grid (auto: grid for 22 configs", r.stderr)
+        self.assertIn("default: compile cost: not weighed, the space sets cost_weight = 0 (0 "
+                      "of 22 candidates in the kernel cache)", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0]])

@@ -6,6 +6,7 @@
 #include <set>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace tune {
 namespace {
@@ -334,6 +335,34 @@ TEST(SpaceTest, CompileTimeoutIsAPositiveNumberOfSeconds) {
                                    "seconds, got 0"),
             std::string::npos)
       << parse_error(zero);
+}
+
+TEST(SpaceTest, AutoTakesTheSettingsOfTheStrategyItPicksForALargeBucket) {
+  constexpr std::string_view text = R"toml(schema = 1
+kernel = "k"
+[params]
+A = [1, 2, 3]
+[search]
+cost_weight = 0
+initial = 5
+)toml";
+  const SearchSettings s = parse_ok(text).search();
+  EXPECT_EQ(s.strategy, "auto");
+  EXPECT_EQ(s.options.at("cost_weight"), 0.0);
+  EXPECT_TRUE(s.compile_costs_off());
+  // Where auto picks bayes, its log's identity has what differs from bayes's defaults; where it
+  // picks grid, nothing.
+  const nlohmann::json large = s.resolved(auto_grid_max + 1).identity();
+  EXPECT_EQ(large.at("strategy"), "bayes");
+  EXPECT_EQ(large.at("initial"), 5.0) << large.dump();
+  EXPECT_EQ(s.resolved(3).identity(), (nlohmann::json{{"strategy", "grid"}}));
+  // Another strategy's setting is refused, naming the one auto takes.
+  const std::string other = replaced(text, "initial = 5", "temperature = 0.1");
+  EXPECT_NE(parse_error(other).find("'temperature' in [search] is a setting of strategy "
+                                    "'anneal', not of 'auto' (which takes the settings of bayes, "
+                                    "the strategy it picks for a bucket of more than 256 configs)"),
+            std::string::npos)
+      << parse_error(other);
 }
 
 TEST(SpaceTest, SpaceHashChangesWithEveryChangeOfMeaning) {

@@ -212,9 +212,12 @@ bool SpaceParser::read_cap_factor(const toml::table& t) {
 }
 
 // The chosen strategy's own settings: each of the right kind and in its range; a setting of
-// another strategy is refused naming the one it belongs to.
+// another strategy is refused naming the one it belongs to. `auto` takes the settings of the
+// strategy it picks for a large bucket (a small one gets grid, which has none).
 bool SpaceParser::read_strategy(const toml::table& t) {
-  const StrategyInfo& chosen = *find_strategy(s.search_.strategy);
+  const bool is_auto = s.search_.strategy == "auto";
+  const StrategyInfo& chosen =
+      *find_strategy(is_auto ? auto_large_strategy : std::string_view(s.search_.strategy));
   for (const StrategyInfo& info : strategies()) {
     for (const StrategyOption& o : info.options) {
       const toml::node* n = t.get(o.name);
@@ -239,9 +242,14 @@ bool SpaceParser::read_strategy(const toml::table& t) {
     for (const StrategyInfo& info : strategies())
       for (const StrategyOption& o : info.options)
         if (o.name == k.key && info.name != chosen.name)
-          return error(k.key_pos, fmt::format("'{}' in [search] is a setting of strategy '{}', "
-                                              "not of '{}'",
-                                              k.key, info.name, chosen.name));
+          return error(
+              k.key_pos,
+              fmt::format("'{}' in [search] is a setting of strategy '{}', not of '{}'{}", k.key,
+                          info.name, s.search_.strategy,
+                          is_auto ? fmt::format(" (which takes the settings of {}, the strategy "
+                                                "it picks for a bucket of more than {} configs)",
+                                                auto_large_strategy, auto_grid_max)
+                                  : ""));
   }
   return true;
 }
