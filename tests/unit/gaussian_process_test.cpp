@@ -1,16 +1,20 @@
 // The Gaussian process of the `bayes` strategy (tuner/core/search/gaussian_process.hpp), kept
 // up to date through additions, removals, a pool and pending points, predicts what the same
 // model fitted from scratch predicts, and chooses the length of the highest marginal
-// likelihood.
+// likelihood; and the pure parts of the strategy around it (bayes_model.hpp): the start's
+// farthest pick and the training set.
 #include <tuner/core/search/gaussian_process.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <Eigen/Cholesky>
 
+#include <tuner/core/search/bayes_model.hpp>
 #include <tuner/core/search/strategy.hpp>
 
 namespace tune {
@@ -152,6 +156,30 @@ TEST(GaussianProcessTest, ChoosesTheLengthOfTheHighestMarginalLikelihood) {
   gp.choose_length(y);
   EXPECT_EQ(gp.length(), best);
   expect_predictions(gp, p);
+}
+
+TEST(BayesModelTest, TheStartPicksTheCandidateFarthestFromWhatItHas) {
+  // Points on a line at 0, 1, ..., 9: with 0 and 4 seen, 9 is 5 from its nearest, 7 only 3.
+  MatrixXd line(10, 1);
+  for (int i = 0; i < 10; ++i)
+    line(i, 0) = i;
+  EXPECT_EQ(detail::farthest(line, {7, 9, 2}, {0, 4}), 9u);
+  EXPECT_EQ(detail::farthest(line, {2, 6}, {0, 4}), 2u);  // both 2 away: the first
+  EXPECT_EQ(detail::farthest(line, {}, {0}), std::nullopt);
+  EXPECT_EQ(detail::farthest(line, {3, 8}, {}), 3u);
+}
+
+TEST(BayesModelTest, TheTrainingSetKeepsTheBestHalfAndTheMostRecent) {
+  // Ten outcomes of configs 100..109, told in that order; 103 invalid.
+  std::vector<std::pair<std::size_t, std::optional<double>>> observed;
+  const double values[] = {5, 1, 7, 0, 2, 9, 8, 3, 6, 4};
+  for (std::size_t i = 0; i < 10; ++i)
+    observed.emplace_back(100 + i, i == 3 ? std::nullopt : std::optional<double>(values[i]));
+  const std::vector<std::size_t> all = detail::training_set(observed, 10);
+  EXPECT_EQ(all.size(), 10u);
+  EXPECT_EQ(all.front(), 100u);
+  // A cap of 4: the best two (101: 1, 104: 2), then the most recent (109, 108), in told order.
+  EXPECT_EQ(detail::training_set(observed, 4), (std::vector<std::size_t>{101, 104, 108, 109}));
 }
 
 }  // namespace

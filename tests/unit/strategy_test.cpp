@@ -330,6 +330,34 @@ TEST(StrategyTest, BayesSpreadsABatchOverWhatItDoesNotKnow) {
   EXPECT_NE(gap(batch[0]), gap(batch[1])) << batch[0] << " " << batch[1];
 }
 
+TEST(StrategyTest, BayesStartsSpreadOverTheSpace) {
+  // A 24 x 24 grid: ten random configs almost always hold two within 4 steps of each other (each
+  // pair about 9% likely, 45 pairs); the start's design keeps every pair farther apart.
+  std::vector<Config> grid;
+  for (int a = 0; a < 24; ++a)
+    for (int b = 0; b < 24; ++b)
+      grid.push_back(Config{{"A", a}, {"B", b}});
+  SpaceIndex index(grid);
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    auto bayes = make_strategy(settings("bayes", seed), index);
+    std::vector<std::size_t> start;
+    for (int i = 0; i < 10; ++i) {
+      const std::optional<std::size_t> k = bayes->next();
+      ASSERT_TRUE(k);
+      start.push_back(*k);
+      bayes->tell(*k, 0.1);
+    }
+    double nearest = 1e9;
+    for (std::size_t i = 0; i < start.size(); ++i)
+      for (std::size_t j = i + 1; j < start.size(); ++j) {
+        const double da = index.coords(start[i])[0] - index.coords(start[j])[0];
+        const double db = index.coords(start[i])[1] - index.coords(start[j])[1];
+        nearest = std::min(nearest, std::sqrt(da * da + db * db));
+      }
+    EXPECT_GE(nearest, 4.0) << "seed " << seed;
+  }
+}
+
 // --- through the search -------------------------------------------------------------------
 
 class Scripted : public Objective {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <set>
 #include <utility>
 
 #include <tuner/core/search/gaussian_process.hpp>
@@ -84,6 +86,51 @@ std::vector<std::size_t> moves(const SpaceIndex& space, std::size_t k, int param
     c[d] = at[d];
   }
   return out;
+}
+
+std::optional<std::size_t> farthest(const Eigen::MatrixXd& points,
+                                    const std::vector<std::size_t>& candidates,
+                                    const std::vector<std::size_t>& seen) {
+  std::optional<std::size_t> pick;
+  double best = -1;
+  for (std::size_t k : candidates) {
+    double nearest = std::numeric_limits<double>::infinity();
+    for (std::size_t c : seen)
+      nearest = std::min(nearest, (points.row(static_cast<Eigen::Index>(k)) -
+                                   points.row(static_cast<Eigen::Index>(c)))
+                                      .squaredNorm());
+    if (nearest > best) {
+      best = nearest;
+      pick = k;
+    }
+  }
+  return pick;
+}
+
+std::vector<std::size_t> training_set(
+    const std::vector<std::pair<std::size_t, std::optional<double>>>& observed, std::size_t cap) {
+  std::vector<std::size_t> all(observed.size());
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  if (all.size() > cap) {
+    std::vector<std::size_t> by_value = all;
+    auto key = [&](std::size_t i) {
+      const auto& v = observed[i].second;
+      return v ? *v : std::numeric_limits<double>::infinity();
+    };
+    const auto half = static_cast<std::ptrdiff_t>(cap / 2);
+    std::partial_sort(by_value.begin(), by_value.begin() + half, by_value.end(),
+                      [&](std::size_t a, std::size_t b) {
+                        return key(a) < key(b) || (key(a) == key(b) && a < b);
+                      });
+    std::set<std::size_t> keep(by_value.begin(), by_value.begin() + half);
+    for (std::size_t i = all.size(); i-- > 0 && keep.size() < cap;)
+      keep.insert(i);
+    all.assign(keep.begin(), keep.end());
+  }
+  std::vector<std::size_t> configs;
+  for (std::size_t i : all)
+    configs.push_back(observed[i].first);
+  return configs;
 }
 
 double expected_improvement(double gain, double sigma) {

@@ -1,10 +1,12 @@
 // Internal to tune_core (not installed): what the `bayes` strategy (strategy_bayes.cpp) computes
 // of the space and its outcomes apart from its choices: the model's coordinates of each config,
 // the grid of length scales, each param's relevance by the marginal likelihood, the local moves
-// around a config, and expected improvement.
+// around a config, the start's farthest pick, the training set, and expected improvement.
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -25,6 +27,18 @@ std::vector<double> lengths_of(const SpaceIndex& space);
 /// The configs that differ from `k` in the values of exactly `params` params (1 or 2), in the
 /// order of the params and their values.
 std::vector<std::size_t> moves(const SpaceIndex& space, std::size_t k, int params);
+
+/// Of `candidates` (rows of `points`), the one farthest from its nearest config of `seen` (the
+/// first on a tie); nullopt when there are none. With `seen` empty, the first candidate.
+std::optional<std::size_t> farthest(const Eigen::MatrixXd& points,
+                                    const std::vector<std::size_t>& candidates,
+                                    const std::vector<std::size_t>& seen);
+
+/// The configs of the outcomes `observed` (config, value; in the order told) that a model of at
+/// most `cap` fits to: every one while there are at most `cap`, else the best half (an invalid
+/// outcome is worst; ties: the earlier told) and the most recent ones, in the order told.
+std::vector<std::size_t> training_set(
+    const std::vector<std::pair<std::size_t, std::optional<double>>>& observed, std::size_t cap);
 
 /// Expected improvement of a prediction `gain` below the best (in standard deviations of the
 /// values: best - mean - margin) with standard deviation `sigma`.

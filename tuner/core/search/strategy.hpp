@@ -16,7 +16,8 @@
 // precisely what a replay must repeat.
 //
 // The strategies (docs/search.md "Strategies"):
-//   grid     every config in enumeration order (the default)
+//   auto     the default: grid for a bucket of at most 256 configs, else bayes
+//   grid     every config in enumeration order
 //   random   every config once, in a random order
 //   anneal   simulated annealing over the discrete space: a neighbour changes one param to the
 //            next or a random value of its list; worse neighbours are accepted with a
@@ -25,7 +26,8 @@
 //            neighbours of the walk's current config
 //   bayes    Bayesian optimization: a Gaussian process (Matern 5/2, Eigen) over the params'
 //            positions in their value lists, log times standardized, invalid configs as a
-//            penalty above the worst; expected improvement picks the next config; a batch is
+//            penalty above the worst; a maximin design of `initial` configs to start, then
+//            expected improvement picks the next config; a batch is
 //            picked one config after the other, each believed to give its predicted mean (the
 //            kriging believer), which shrinks the variance around it; with `cost_weight`,
 //            expected improvement per predicted compile cost (a ridge regression of the told

@@ -47,7 +47,8 @@ const std::vector<StrategyInfo>& strategies() {
       {"bayes",
        "Bayesian optimization with a Gaussian process and expected improvement",
        {{"initial", true, 1, false, std::nullopt, 10,
-         "configs drawn at random (the incumbents included) before the model chooses"},
+         "configs of the start (the incumbents included), spread over the space, before the model "
+         "chooses"},
         {"exploration", false, 0, false, std::nullopt, 0.01,
          "expected improvement's margin, in standard deviations of log time"},
         {"candidates", true, 16, false, std::nullopt, 512,
