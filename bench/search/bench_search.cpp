@@ -22,10 +22,14 @@
 // table's optimum both ways, and the ratio of the medians; the warm stop's own point (the
 // evaluations it takes and how far from the optimum it stops) is a last pair of columns.
 //
+// `--set NAME=VALUE` gives a strategy setting (bayes's `initial`, anneal's `cooling`, ...) to
+// every strategy replayed that has it, in every mode that replays the table; the space's own
+// strategy settings are not used (they belong to its one strategy).
+//
 // Usage: bench_search --space S.toml --table T.jsonl [--bucket B] [--seeds 20]
 //                     [--strategies random,anneal,bayes] [--max-fraction 1] [--batch 1]
 //                     [--order fifo|shuffled] [--prior P] [--html F] [--json F]
-//                     [--early-reject [--reject-margin 10]]
+//                     [--early-reject [--reject-margin 10]] [--set NAME=VALUE ...]
 //        bench_search --speed [--strategies ...] [--speed-at 100,1000,3000,5000] [--speed-sample
 //        100]
 //                     [--no-before]
@@ -214,6 +218,34 @@ class RejectingReplay : public tune::Objective {
   std::optional<tune::EarlyReject> rule_;
 };
 
+// Strategy settings from --set (name: value), each given to the strategies that have it.
+using Settings = std::map<std::string, double>;
+
+struct Feed {
+  std::size_t batch = 1;
+  bool shuffled = false;
+  Settings settings;
+};
+
+// The search settings of one replay: the space's, with `strategy`, `seed` and `max_evals`, no
+// other stop rule, and of `settings` those that `strategy` has (the space's own options belong
+// to its own strategy and are left out).
+tune::SearchSettings replay_settings(const tune::Space& space, const std::string& strategy,
+                                     std::uint64_t seed, std::int64_t max_evals,
+                                     const Settings& settings) {
+  tune::SearchSettings out = space.search();
+  out.strategy = strategy;
+  out.seed = seed;
+  out.options.clear();
+  if (const tune::StrategyInfo* info = tune::find_strategy(strategy))
+    for (const tune::StrategyOption& o : info->options)
+      if (auto it = settings.find(o.name); it != settings.end()) out.options[o.name] = it->second;
+  out.max_evals = max_evals;
+  out.budget_s.reset();
+  out.patience.reset();
+  return out;
+}
+
 // One run searched twice, in full and with early rejection: the winners' table medians, and
 // the share of the timed reps the rejecting one skipped.
 struct RejectRun {
@@ -226,14 +258,8 @@ struct RejectRun {
 
 RejectRun replay_rejecting(const Table& table, const tune::Space& space,
                            const std::string& strategy, std::uint64_t seed, std::int64_t max_evals,
-                           double margin_pct) {
-  tune::SearchSettings settings = space.search();
-  settings.strategy = strategy;
-  settings.seed = seed;
-  settings.options.clear();
-  settings.max_evals = max_evals;
-  settings.budget_s.reset();
-  settings.patience.reset();
+                           double margin_pct, const Settings& with) {
+  const tune::SearchSettings settings = replay_settings(space, strategy, seed, max_evals, with);
   auto winner_ms = [&](const tune::result<tune::Output>& out) {
     if (!out) throw tune::error(out.error().str());
     if (!out->best) return std::numeric_limits<double>::quiet_NaN();
@@ -263,10 +289,6 @@ RejectRun replay_rejecting(const Table& table, const tune::Space& space,
 
 // How a replay feeds the strategy: `batch` configs pending (1: one at a time, through the
 // Autotuner as a tune does), their outcomes told oldest first or in a shuffled order.
-struct Feed {
-  std::size_t batch = 1;
-  bool shuffled = false;
-};
 
 // What the strategy is told of config k: log(median), nullopt when invalid.
 std::optional<double> told_value(const Table& table, std::size_t k) {
@@ -325,13 +347,7 @@ struct Run {
 Run run_once(const Table& table, const tune::Space& space, const std::string& strategy,
              std::uint64_t seed, std::int64_t max_evals, const Feed& feed,
              const std::string& prior = "", bool warm_stop = false) {
-  tune::SearchSettings settings = space.search();
-  settings.strategy = strategy;
-  settings.seed = seed;
-  settings.options.clear();  // the space's options belong to its own strategy
-  settings.max_evals = max_evals;
-  settings.budget_s.reset();
-  settings.patience.reset();
+  tune::SearchSettings settings = replay_settings(space, strategy, seed, max_evals, feed.settings);
   std::vector<std::size_t> sequence;
   if (!warm_stop) settings.retune_min_new = INT64_MAX;
   if (feed.batch == 1) {
@@ -422,8 +438,10 @@ std::string percent(std::optional<double> f) {
 // and where the warm stop ends.
 int compare_prior(const Table& table, const tune::Space& space,
                   const std::vector<std::string>& names, int seeds, const std::string& prior,
-                  const std::string& table_path, const std::string& json_out) {
+                  const std::string& table_path, const std::string& json_out,
+                  const Settings& settings) {
   const auto all = static_cast<std::int64_t>(table.configs.size());
+  const Feed one{1, false, settings};
   std::printf(
       "table %s: %zu configs, %zu valid, optimum %.6g ms; prior %s; %d seeds per "
       "strategy\n",
@@ -443,9 +461,9 @@ int compare_prior(const Table& table, const tune::Space& space,
     std::vector<std::optional<double>> stop_ratio;
     for (int seed = 1; seed <= (name == "grid" ? 1 : seeds); ++seed) {
       const auto s = static_cast<std::uint64_t>(seed);
-      const std::vector<double> cold = replay(table, space, name, s, all, Feed{});
-      const std::vector<double> warm = replay(table, space, name, s, all, Feed{}, prior);
-      const std::vector<double> stop = replay(table, space, name, s, all, Feed{}, prior, true);
+      const std::vector<double> cold = replay(table, space, name, s, all, one);
+      const std::vector<double> warm = replay(table, space, name, s, all, one, prior);
+      const std::vector<double> stop = replay(table, space, name, s, all, one, prior, true);
       for (double f : {1.02, 1.00}) {
         reached[fmt::format("{:.2f}x", f)].push_back(reach(cold, f, table.valid));
         reached[fmt::format("{:.2f}x prior", f)].push_back(reach(warm, f, table.valid));
@@ -482,7 +500,7 @@ int compare_prior(const Table& table, const tune::Space& space,
 // with the full search's winner, its worst regret, and the share of timed reps it saved.
 void report_rejecting(const Table& table, const tune::Space& space,
                       const std::vector<std::string>& names, int seeds, std::int64_t max_evals,
-                      double margin_pct) {
+                      double margin_pct, const Settings& with) {
   std::printf("early rejection (margin %.0f%%, alpha %.2g) against the full search, over seeds:\n",
               margin_pct, tune::EarlyReject{}.alpha);
   std::printf("%-10s %12s %14s %16s %18s\n", "strategy", "same winner", "worst regret",
@@ -493,7 +511,7 @@ void report_rejecting(const Table& table, const tune::Space& space,
     std::size_t rejected = 0, trials = 0;
     for (int seed = 1; seed <= (name == "grid" ? 1 : seeds); ++seed) {
       const RejectRun r = replay_rejecting(table, space, name, static_cast<std::uint64_t>(seed),
-                                           max_evals, margin_pct);
+                                           max_evals, margin_pct, with);
       ++runs;
       same += r.rejecting_ms == r.full_ms ? 1 : 0;
       worst = std::max(worst, r.rejecting_ms / r.full_ms - 1);
@@ -518,7 +536,8 @@ void report_rejecting(const Table& table, const tune::Space& space,
 // sequence here does not follow. Also the largest ratio of a compile to the cap's percentile of
 // the compiles before it, the margin a factor must keep.
 void report_compile_cap(const Table& table, const tune::Space& space,
-                        const std::vector<std::string>& names, int seeds, std::int64_t max_evals) {
+                        const std::vector<std::string>& names, int seeds, std::int64_t max_evals,
+                        const Settings& with) {
   struct Rule {
     double floor_s, factor;
   };
@@ -532,8 +551,8 @@ void report_compile_cap(const Table& table, const tune::Space& space,
   for (const std::string& name : names) {
     std::vector<Run> runs;
     for (int seed = 1; seed <= (name == "grid" ? 1 : seeds); ++seed)
-      runs.push_back(
-          run_once(table, space, name, static_cast<std::uint64_t>(seed), max_evals, Feed{}));
+      runs.push_back(run_once(table, space, name, static_cast<std::uint64_t>(seed), max_evals,
+                              Feed{1, false, with}));
     for (const Rule& rule : rules) {
       std::size_t stopped = 0, compiles = 0;
       double spent = 0, full = 0, worst = 0, ratio = 0;
@@ -572,6 +591,49 @@ void report_compile_cap(const Table& table, const tune::Space& space,
                   100 * (1 - spent / full), 100 * worst, ratio);
     }
   }
+}
+
+// One --set NAME=VALUE into `settings`: a number within the range of the setting in every
+// strategy of `names` that has it, at least one of which must. False with the `problem`.
+bool read_setting(const std::string& set, const std::vector<std::string>& names, Settings& settings,
+                  std::string& problem) {
+  const std::size_t eq = set.find('=');
+  const std::string name = set.substr(0, eq);
+  double value = 0;
+  std::size_t used = 0;
+  try {
+    value = eq == std::string::npos ? 0 : std::stod(set.substr(eq + 1), &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (eq == std::string::npos || used == 0 || used != set.size() - eq - 1 ||
+      !std::isfinite(value)) {
+    problem = "want NAME=VALUE, VALUE a number (--set initial=20)";
+    return false;
+  }
+  std::vector<std::string> theirs;
+  bool found = false;
+  for (const std::string& n : names) {
+    for (const tune::StrategyOption& o : tune::find_strategy(n)->options) {
+      theirs.push_back(fmt::format("{} ({})", o.name, n));
+      if (o.name != name) continue;
+      found = true;
+      if ((o.min_exclusive ? value <= o.min : value < o.min) || (o.max && value > *o.max) ||
+          (o.integer && value != std::floor(value))) {
+        problem = fmt::format("{} takes {} in {}{}, {}{}", n, o.integer ? "an int" : "a number",
+                              o.min_exclusive ? "(" : "[", o.min,
+                              o.max ? fmt::format("{}", *o.max) : "inf", o.max ? "]" : ")");
+        return false;
+      }
+    }
+  }
+  if (!found) {
+    problem = fmt::format("no strategy replayed has that setting (theirs: {})",
+                          theirs.empty() ? "none" : fmt::format("{}", fmt::join(theirs, ", ")));
+    return false;
+  }
+  settings[name] = value;
+  return true;
 }
 
 int main(int argc, char** argv) {
@@ -642,6 +704,10 @@ int main(int argc, char** argv) {
                "replay every run in full and with early rejection, and compare the winners");
   app.add_option("--reject-margin", reject_margin, "--early-reject: the margin, in percent")
       ->check(CLI::Range(0.0, 1000.0));
+  std::vector<std::string> sets;
+  app.add_option("--set", sets,
+                 "NAME=VALUE: a strategy setting (docs/search.md \"Strategies\"), given to each "
+                 "strategy replayed that has it (repeatable)");
   CLI11_PARSE(app, argc, argv);
   feed.shuffled = order == "shuffled";
   feed.batch = batches.front();
@@ -655,6 +721,19 @@ int main(int argc, char** argv) {
                      tune::did_you_mean(n, known).c_str());
         return 2;
       }
+    }
+    for (const std::string& set : sets) {
+      std::string problem;
+      if (!read_setting(set, names, feed.settings, problem)) {
+        std::fprintf(stderr, "bench_search: error: --set %s: %s\n", set.c_str(), problem.c_str());
+        return 2;
+      }
+    }
+    if (!sets.empty() && (overlap || cost || speed)) {
+      std::fprintf(stderr,
+                   "bench_search: error: --set is for the replays of a table, not for --overlap, "
+                   "--cost or --speed\n");
+      return 2;
     }
     if (overlap) {
       if (app.count("--strategies") > 0) overlap_options.strategies = names;
@@ -712,20 +791,26 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (!prior_path.empty())
-      return compare_prior(*table, *space, names, seeds, prior_path, table_path, json_out);
+      return compare_prior(*table, *space, names, seeds, prior_path, table_path, json_out,
+                           feed.settings);
     const auto max_evals = std::max<std::int64_t>(
         1,
         static_cast<std::int64_t>(std::ceil(max_fraction * static_cast<double>(pruned->size()))));
     const bool costs = has_compile_s(*table);
-    std::printf("table %s: %zu configs, %zu valid, optimum %.6g ms; %d seeds per strategy%s\n",
-                table_path.c_str(), pruned->size(), table->valid, table->optimum_ms, seeds,
-                batches.size() == 1 && batches.front() == 1
-                    ? ""
-                    : fmt::format("; batch {}, outcomes told {}", fmt::join(batches, ", "),
-                                  feed.shuffled ? "in a shuffled order" : "oldest first")
-                          .c_str());
+    std::vector<std::string> settings;
+    for (const auto& [name, value] : feed.settings)
+      settings.push_back(fmt::format("{}={:g}", name, value));
+    std::printf(
+        "table %s: %zu configs, %zu valid, optimum %.6g ms; %d seeds per strategy%s%s\n",
+        table_path.c_str(), pruned->size(), table->valid, table->optimum_ms, seeds,
+        batches.size() == 1 && batches.front() == 1
+            ? ""
+            : fmt::format("; batch {}, outcomes told {}", fmt::join(batches, ", "),
+                          feed.shuffled ? "in a shuffled order" : "oldest first")
+                  .c_str(),
+        settings.empty() ? "" : fmt::format("; settings {}", fmt::join(settings, ", ")).c_str());
     if (early_reject) {
-      report_rejecting(*table, *space, names, seeds, max_evals, reject_margin);
+      report_rejecting(*table, *space, names, seeds, max_evals, reject_margin, feed.settings);
       return 0;
     }
     if (compile_cap) {
@@ -735,7 +820,7 @@ int main(int argc, char** argv) {
                      "carry compile_s\n");
         return 2;
       }
-      report_compile_cap(*table, *space, names, seeds, max_evals);
+      report_compile_cap(*table, *space, names, seeds, max_evals, feed.settings);
       return 0;
     }
     std::printf(
@@ -754,6 +839,7 @@ int main(int argc, char** argv) {
                 {"seeds", seeds},
                 {"batch", batches.size() == 1 ? json(batches.front()) : json(batches)},
                 {"order", order},
+                {"settings", feed.settings},
                 {"strategies", json::object()}};
     std::vector<tune::PlotSeries> series;
     const char* classes[] = {"s0", "s1", "s2", "s3", "s4", "s5"};

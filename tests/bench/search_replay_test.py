@@ -261,6 +261,30 @@ class SearchReplay(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertIn("no strategy 'anneel', did you mean 'anneal'?", r.stderr)
 
+    def test_set_gives_a_strategy_its_settings(self):
+        # bayes with 200 configs of its spread start (initial) reaches the optimum later than
+        # with the default 10; anneal, which has no `initial`, is replayed as without it.
+        def medians(*extra):
+            js = ARGS.work / "set.json"
+            r = run("--space", self.space, "--table", self.table, "--seeds", 4,
+                    "--strategies", "anneal,bayes", "--json", js, *extra)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            out = json.loads(js.read_text())
+            return r, out, {n: row["1.00x"]["median"] for n, row in out["strategies"].items()}
+        _, _, plain = medians()
+        r, out, late = medians("--set", "initial=200")
+        self.assertIn("; settings initial=200\n", r.stdout)
+        self.assertEqual(out["settings"], {"initial": 200})
+        self.assertEqual(late["anneal"], plain["anneal"])
+        self.assertGreater(late["bayes"], plain["bayes"])
+        for bad, says in (("initial=0", "bayes takes an int in [1, inf)"),
+                          ("initial", "want NAME=VALUE"),
+                          ("temperature=0.1", "no strategy replayed has that setting")):
+            r = run("--space", self.space, "--table", self.table, "--strategies", "bayes",
+                    "--set", bad)
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertIn(f"--set {bad}: {says}", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0]] + rest)
