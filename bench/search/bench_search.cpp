@@ -221,6 +221,9 @@ class RejectingReplay : public tune::Objective {
 // Strategy settings from --set (name: value), each given to the strategies that have it.
 using Settings = std::map<std::string, double>;
 
+// How a replay feeds the strategy: `batch` configs pending (1: one at a time, through the
+// Autotuner as a tune does), their outcomes told oldest first or in a shuffled order, with the
+// --set settings.
 struct Feed {
   std::size_t batch = 1;
   bool shuffled = false;
@@ -286,9 +289,6 @@ RejectRun replay_rejecting(const Table& table, const tune::Space& space,
   r.saved_share = rejecting.planned_ms > 0 ? rejecting.saved_ms / rejecting.planned_ms : 0;
   return r;
 }
-
-// How a replay feeds the strategy: `batch` configs pending (1: one at a time, through the
-// Autotuner as a tune does), their outcomes told oldest first or in a shuffled order.
 
 // What the strategy is told of config k: log(median), nullopt when invalid.
 std::optional<double> told_value(const Table& table, std::size_t k) {
@@ -618,11 +618,8 @@ bool read_setting(const std::string& set, const std::vector<std::string>& names,
       theirs.push_back(fmt::format("{} ({})", o.name, n));
       if (o.name != name) continue;
       found = true;
-      if ((o.min_exclusive ? value <= o.min : value < o.min) || (o.max && value > *o.max) ||
-          (o.integer && value != std::floor(value))) {
-        problem = fmt::format("{} takes {} in {}{}, {}{}", n, o.integer ? "an int" : "a number",
-                              o.min_exclusive ? "(" : "[", o.min,
-                              o.max ? fmt::format("{}", *o.max) : "inf", o.max ? "]" : ")");
+      if (!o.accepts(value)) {
+        problem = fmt::format("{} takes {}", n, o.takes());
         return false;
       }
     }

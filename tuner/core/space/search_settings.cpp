@@ -1,5 +1,7 @@
 #include <tuner/core/space/search_settings.hpp>
 
+#include <cmath>
+
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -60,6 +62,16 @@ const std::vector<StrategyInfo>& strategies() {
          false}}},
   };
   return all;
+}
+
+bool StrategyOption::accepts(double v) const {
+  return std::isfinite(v) && (min_exclusive ? v > min : v >= min) && (!max || v <= *max) &&
+         (!integer || v == std::floor(v));
+}
+
+std::string StrategyOption::takes() const {
+  return fmt::format("{} in {}{}, {}{}", integer ? "an int" : "a number", min_exclusive ? "(" : "[",
+                     min, max ? fmt::format("{}", *max) : "inf", max ? "]" : ")");
 }
 
 std::string_view auto_resolve(std::size_t configs) {

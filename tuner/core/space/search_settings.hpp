@@ -28,6 +28,11 @@ struct StrategyOption {
   /// Whether the log header's identity names it when it has its default value. A setting added
   /// after logs were written says no, so that those logs stay this search's.
   bool identity_at_fallback = true;
+
+  /// Whether `v` is a value it takes: finite, within its range, whole for an int.
+  bool accepts(double v) const;
+  /// What it takes, for messages: "an int in [1, inf)", "a number in (0, 1]".
+  std::string takes() const;
 };
 
 /// A strategy's name, its one-line summary and the settings it takes besides the common ones.

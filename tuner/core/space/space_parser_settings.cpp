@@ -222,18 +222,14 @@ bool SpaceParser::read_strategy(const toml::table& t) {
     for (const StrategyOption& o : info.options) {
       const toml::node* n = t.get(o.name);
       if (n == nullptr || info.name != chosen.name) continue;
-      const std::string range =
-          fmt::format("{}{}, {}{}", o.min_exclusive ? "(" : "[", o.min,
-                      o.max ? fmt::format("{}", *o.max) : "inf", o.max ? "]" : ")");
-      const std::string what = o.integer ? "an int" : "a number";
       if (!(o.integer ? n->is_integer() : n->is_number()))
-        return error_at(*n, fmt::format("'{}' in [search] must be {} in {}, got {}", o.name, what,
-                                        range, kind_of(*n)));
+        return error_at(
+            *n, fmt::format("'{}' in [search] must be {}, got {}", o.name, o.takes(), kind_of(*n)));
       const double v =
           n->is_integer() ? static_cast<double>(*n->value<std::int64_t>()) : *n->value<double>();
-      if (!std::isfinite(v) || (o.min_exclusive ? v <= o.min : v < o.min) || (o.max && v > *o.max))
-        return error_at(
-            *n, fmt::format("'{}' in [search] must be {} in {}, got {}", o.name, what, range, v));
+      if (!o.accepts(v))
+        return error_at(*n,
+                        fmt::format("'{}' in [search] must be {}, got {}", o.name, o.takes(), v));
       s.search_.options[o.name] = v;
     }
   }
