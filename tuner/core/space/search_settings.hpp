@@ -109,7 +109,8 @@ struct SearchSettings {
   bool compile_costs_off() const;
   /// What shapes the sequence of evaluations: the strategy, its seed and its settings (not the
   /// stop rules, so that a resumed run may be given more budget). The trial log's header keeps
-  /// it; `{"strategy":"grid"}` for the default.
+  /// it, of the settings resolved for the bucket (`auto` is never in it); `{"strategy":"grid"}`
+  /// for grid, which has neither seed nor settings.
   nlohmann::json identity() const;
 
   friend bool operator==(const SearchSettings&, const SearchSettings&) = default;
