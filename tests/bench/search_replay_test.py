@@ -128,6 +128,34 @@ class SearchReplay(unittest.TestCase):
         self.assertAlmostEqual(json.loads((ARGS.work / "batch_fifo.json").read_text())
                                ["strategies"]["grid"]["1.00x"]["median"], 191 / 279)
 
+    def test_batches_side_by_side_say_what_the_batch_adds(self):
+        # --batch 1,4: each strategy one at a time and with 4 pending; the batch row's 'vs 1' is
+        # its 1.02x median over batch 1's and the evaluations it adds, and the header counts the
+        # configs within 1.02x and the chance that 4 random configs include one of them.
+        js = ARGS.work / "side_by_side.json"
+        r = run("--space", self.space, "--table", self.table, "--seeds", 6, "--batch", "1,4",
+                "--strategies", "anneal,bayes", "--json", js)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        times = [t["median_ms"] for t in map(json.loads, table_lines()[1:])
+                 if t["state"] == "measured"]
+        within = sum(1 for t in times if t <= 1.02 * min(times) * (1 + 1e-12))
+        out = json.loads(js.read_text())
+        self.assertEqual(out["within_1.02x"], within)
+        blind = 1 - (1 - within / len(times)) ** 4
+        self.assertIn(f"{within} valid configs within 1.02x of the optimum; the first 4 proposals "
+                      f"of a batch of 4 are made before any outcome, and 4 random configs include "
+                      f"one of them with probability {100 * blind:.0f}%", r.stdout)
+        for name in ("anneal", "bayes"):
+            one, four = out["strategies"][name]["1"], out["strategies"][name]["4"]
+            self.assertNotIn("vs_1", one)
+            m1, m4 = one["1.02x"]["median"], four["1.02x"]["median"]
+            self.assertAlmostEqual(four["vs_1"]["ratio"], m4 / m1)
+            more = round((m4 - m1) * len(times))
+            self.assertEqual(four["vs_1"]["more_evaluations"], more)
+            self.assertRegex(r.stdout, rf"\n{name} +1 .* -\n")
+            vs = re.escape(f"{m4 / m1:.2f}x {more:+d}")
+            self.assertRegex(r.stdout, rf"\n{name} +4 .* {vs}\n")
+
     def test_early_rejection_keeps_the_winner_and_stops_the_slow(self):
         # The same table with 200 reps per config, so that candidates have looks to stop at.
         lines = table_lines()
