@@ -433,6 +433,37 @@ TEST(StrategyTest, ALogOfAnotherStrategyOrSeedIsRefused) {
   EXPECT_TRUE(b.measured.empty());
 }
 
+// Whether configs `a` and `b` differ in exactly one param's value.
+bool one_param_apart(const SpaceIndex& index, std::size_t a, std::size_t b) {
+  int differ = 0;
+  for (std::size_t d = 0; d < index.dims(); ++d)
+    differ += index.coords(a)[d] != index.coords(b)[d] ? 1 : 0;
+  return differ == 1;
+}
+
+TEST(StrategyTest, AnnealStartsABatchFromTheBestOfItsJumps) {
+  // A batch proposed before any outcome is all jumps (random configs). The walk starts where the
+  // first told landed; each later jump's outcome is a Metropolis step from there, as a
+  // neighbour's is: the walk moves to a better one, and not to one far worse. So the next
+  // proposals are one-param moves of the best jump, not of whichever jump was told last.
+  const std::vector<Config> configs = holey_space();
+  const SpaceIndex index(configs);
+  for (const std::size_t better : {0u, 1u}) {
+    std::unique_ptr<Strategy> anneal = make_strategy(settings("anneal", 5), index);
+    const std::vector<std::size_t> jumps = anneal->propose(16);
+    ASSERT_EQ(jumps.size(), 16u);
+    for (std::size_t i = 0; i < jumps.size(); ++i)
+      anneal->tell(jumps[i], i == better ? 0.0 : i < 2 ? 1.0 : 10.0);
+    const std::vector<std::size_t> next = anneal->propose(8);
+    ASSERT_EQ(next.size(), 8u);
+    for (std::size_t k : next)
+      EXPECT_TRUE(one_param_apart(index, k, jumps[better]))
+          << configs[k].id() << " is no one-param move of the best jump "
+          << configs[jumps[better]].id() << " (the last told: " << configs[jumps.back()].id()
+          << ")";
+  }
+}
+
 TEST(StrategyTest, StopRules) {
   SearchSettings s = settings("anneal", 0);
   s.patience = 10;

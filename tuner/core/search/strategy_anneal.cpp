@@ -21,7 +21,9 @@ using detail::Permutation;
 /// to a config it was told of costs nothing (its value is known), so the walk goes on until it
 /// reaches one that is open, which it proposes. A batch is several such neighbours of the walk's
 /// current config, distinct because a pending config is never proposed again; each outcome,
-/// whenever it comes, is a Metropolis step from the walk's current config at that time. With a
+/// whenever it comes, is a Metropolis step from the walk's current config at that time (a jump's
+/// too, unless the walk is waiting for it: a batch proposed before any outcome is all jumps,
+/// and the first to come back is where the walk starts). With a
 /// prior (prior_guide.hpp) the walk is steered by it: of up to four open neighbours found, the
 /// one with the best corrected prior value is proposed, and a jump goes to the prior's best open
 /// config as corrected while it has one. Compile-bound, of two open neighbours found (equally
@@ -67,8 +69,13 @@ class AnnealStrategy final : public Strategy {
     if (how == How::neighbour) {
       consider(k);
       temperature_ *= cooling_;
-    } else if (how == How::jump && v) {
+    } else if (how == How::jump && v && !current_) {
       current_ = k;  // the walk restarts from where it jumped
+    } else if (how == How::jump && v) {
+      // The walk stands somewhere already: another jump of the batch came first (a batch
+      // proposed before any outcome is all jumps), or a neighbour pending from before the jump.
+      // Where this one landed is a Metropolis step like a neighbour's, not a restart.
+      consider(k);
     } else if (!current_ && v) {
       current_ = k;
     }
