@@ -169,6 +169,32 @@ TEST(BayesModelTest, TheStartPicksTheCandidateFarthestFromWhatItHas) {
   EXPECT_EQ(detail::farthest(line, {3, 8}, {}), 3u);
 }
 
+TEST(BayesModelTest, ATradeOffMovesOneOrderedParamUpAndAnotherDown) {
+  // A and B ordered (5 and 3 values), F ordered with two, C categorical.
+  std::vector<Config> configs;
+  for (int a = 1; a <= 5; ++a)
+    for (int b : {1, 2, 4})
+      for (int f : {0, 1})
+        for (const char* c : {"x", "y", "z"})
+          configs.push_back(Config{{"A", a}, {"B", b}, {"C", c}, {"F", f}});
+  const SpaceIndex space(configs);
+  auto at = [&](int a, int b, const char* c, int f) {
+    const Config want{{"A", a}, {"B", b}, {"C", c}, {"F", f}};
+    return static_cast<std::size_t>(std::find(configs.begin(), configs.end(), want) -
+                                    configs.begin());
+  };
+  const std::size_t from = at(3, 2, "y", 0);
+  EXPECT_TRUE(detail::trade_off(space, from, at(4, 1, "y", 0)));   // A up, B down
+  EXPECT_TRUE(detail::trade_off(space, from, at(1, 4, "y", 0)));   // A two down, B up
+  EXPECT_FALSE(detail::trade_off(space, from, at(4, 4, "y", 0)));  // both up
+  EXPECT_FALSE(detail::trade_off(space, from, at(2, 1, "y", 0)));  // both down
+  EXPECT_FALSE(detail::trade_off(space, from, at(4, 2, "x", 0)));  // a category
+  EXPECT_FALSE(detail::trade_off(space, from, at(4, 2, "y", 1)));  // a two-valued param
+  EXPECT_FALSE(detail::trade_off(space, from, at(4, 2, "y", 0)));  // one param
+  EXPECT_FALSE(detail::trade_off(space, from, at(4, 1, "x", 0)));  // three params
+  EXPECT_FALSE(detail::trade_off(space, from, from));
+}
+
 TEST(BayesModelTest, TheTrainingSetKeepsTheBestHalfAndTheMostRecent) {
   // Ten outcomes of configs 100..109, told in that order; 103 invalid.
   std::vector<std::pair<std::size_t, std::optional<double>>> observed;

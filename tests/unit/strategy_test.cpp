@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tuner/core/search/autotuner.hpp>
+#include <tuner/core/search/bayes_model.hpp>
 
 #include "test_dir.hpp"
 
@@ -36,9 +37,9 @@ std::vector<Config> holey_space() {
 std::optional<double> objective(const Config& c) {
   const double a = static_cast<double>(*c.int_param("A"));
   const double b = static_cast<double>(*c.int_param("B"));
-  const std::string s = *c.string_param("C");
-  if (s == "z" && a > 12) return std::nullopt;
-  const double penalty = s == "y" ? 0.0 : s == "x" ? 0.15 : 0.3;
+  const std::optional<std::string> s = c.string_param("C");
+  if (!s || (*s == "z" && a > 12)) return std::nullopt;
+  const double penalty = *s == "y" ? 0.0 : *s == "x" ? 0.15 : 0.3;
   return 0.01 * (a - 11) * (a - 11) + 0.02 * (b - 5) * (b - 5) + penalty;
 }
 
@@ -462,6 +463,42 @@ TEST(StrategyTest, AnnealStartsABatchFromTheBestOfItsJumps) {
           << configs[jumps[better]].id() << " (the last told: " << configs[jumps.back()].id()
           << ")";
   }
+}
+
+TEST(StrategyTest, BayesTakesTurnsBetweenTradeOffsAndOtherTwoParamMoves) {
+  // A 7x7 grid whose best config, the centre, is told with its twelve one-param moves: bayes's
+  // local picks are then the centre's two-param moves. Away from the centre the time falls
+  // towards A=1, B=1, so the model ranks the moves down both params first; the trade-offs
+  // (one param up, the other down) take every other local region all the same.
+  std::vector<Config> configs;
+  for (int a = 1; a <= 7; ++a)
+    for (int b = 1; b <= 7; ++b)
+      configs.push_back(Config{{"A", a}, {"B", b}});
+  const SpaceIndex index(configs);
+  auto value = [&](std::size_t k) {
+    const auto a = *configs[k].int_param("A");
+    const auto b = *configs[k].int_param("B");
+    return a == 4 && b == 4 ? 0.0 : 1 + 0.1 * static_cast<double>(a + b);
+  };
+  const std::size_t centre = *index.find({3, 3});
+  std::unique_ptr<Strategy> bayes = make_strategy(settings("bayes", 1), index);
+  bayes->tell(centre, value(centre));
+  for (std::size_t k = 0; k < configs.size(); ++k)
+    if (one_param_apart(index, centre, k)) bayes->tell(k, value(k));
+  std::size_t trade_offs = 0;
+  std::size_t both_ways = 0;
+  for (int i = 0; i < 6; ++i) {
+    const std::vector<std::size_t> k = bayes->propose(1);
+    ASSERT_EQ(k.size(), 1u);
+    if (detail::trade_off(index, centre, k[0])) ++trade_offs;
+    const auto da = *configs[k[0]].int_param("A") - 4;
+    const auto db = *configs[k[0]].int_param("B") - 4;
+    if (da * db > 0) ++both_ways;
+    bayes->tell(k[0], value(k[0]));
+  }
+  // Six proposals: four local (two trade-offs, two of the others), two global.
+  EXPECT_EQ(trade_offs, 2u);
+  EXPECT_GE(both_ways, 2u);
 }
 
 TEST(StrategyTest, StopRules) {

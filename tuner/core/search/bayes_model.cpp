@@ -88,6 +88,20 @@ std::vector<std::size_t> moves(const SpaceIndex& space, std::size_t k, int param
   return out;
 }
 
+bool trade_off(const SpaceIndex& space, std::size_t a, std::size_t b) {
+  const std::vector<int>& from = space.coords(a);
+  const std::vector<int>& to = space.coords(b);
+  int moved = 0;
+  int direction = 1;  // the product of the moves' signs
+  for (std::size_t d = 0; d < space.dims(); ++d) {
+    if (from[d] == to[d]) continue;
+    if (space.categorical(d) || space.levels(d) < 3 || from[d] < 0 || to[d] < 0) return false;
+    ++moved;
+    direction *= to[d] > from[d] ? 1 : -1;
+  }
+  return moved == 2 && direction < 0;
+}
+
 std::optional<std::size_t> farthest(const Eigen::MatrixXd& points,
                                     const std::vector<std::size_t>& candidates,
                                     const std::vector<std::size_t>& seen) {

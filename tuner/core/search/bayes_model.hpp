@@ -1,7 +1,8 @@
 // Internal to tune_core (not installed): what the `bayes` strategy (strategy_bayes.cpp) computes
 // of the space and its outcomes apart from its choices: the model's coordinates of each config,
 // the grid of length scales, each param's relevance by the marginal likelihood, the local moves
-// around a config, the start's farthest pick, the training set, and expected improvement.
+// around a config and their kinds, the start's farthest pick, the training set, and expected
+// improvement.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +28,12 @@ std::vector<double> lengths_of(const SpaceIndex& space);
 /// The configs that differ from `k` in the values of exactly `params` params (1 or 2), in the
 /// order of the params and their values.
 std::vector<std::size_t> moves(const SpaceIndex& space, std::size_t k, int params);
+
+/// Whether config `b` is a trade-off move of config `a`: they differ in exactly two params, both
+/// ordered with at least three values, one moved up its value list and the other down (more of
+/// one budget for less of another: threads for work per thread, rows of a block for rows of a
+/// thread).
+bool trade_off(const SpaceIndex& space, std::size_t a, std::size_t b);
 
 /// Of `candidates` (rows of `points`), the one farthest from its nearest config of `seen` (the
 /// first on a tie); nullopt when there are none. With `seen` empty, the first candidate.

@@ -13,7 +13,8 @@
 // from scratch.
 //
 // Choice: expected improvement. Two picks of every three are local: among the open one-param
-// moves of the best config told, or, once those are all told, its two-param moves. The third is
+// moves of the best config told, or, once those are all told, its two-param moves, trade-offs
+// (one ordered param up, another down) and the others by turns. The third is
 // global: over a pool of unmeasured configs, all of them in smaller spaces, else the one-param
 // moves of the best five plus a random sample of `candidates`, drawn again every max(8, m / 8)
 // outcomes. The first `initial` configs (the incumbents count) are a maximin design: each the
@@ -266,21 +267,29 @@ class BayesStrategy final : public Strategy {
   }
 
   // The local region of a local pick (two of every three): the open one-param moves of the
-  // best config told, or when it has none left, its open two-param moves (a config one move
-  // away from a local optimum through a worse one: the walk a local search cannot make), marked
-  // in near_ and put in the pool. False when the best has neither (the pick is global).
+  // best config told, or when it has none left, its open two-param moves (one move beyond a
+  // worse neighbour: what a local search cannot reach) of one kind, trade-offs
+  // (detail::trade_off) and the others by turns, as the model ranks them no better than chance
+  // (each half alone is worse); marked in near_ and put in the pool. False when it has none.
   bool local_region() {
     const std::vector<std::size_t> bests = best_configs();
     if (bests.empty()) return false;
     near_.assign(space_.size(), false);
-    bool any = false;
-    for (int params = 1; params <= 2 && !any; ++params)
-      for (std::size_t nb : detail::moves(space_, bests.front(), params))
-        if (ledger_.open(nb)) {
+    const std::size_t best = bests.front();
+    // The open configs of `moves` (of a kind: trade-offs or not; nullopt: any) join the region.
+    auto mark = [&](const std::vector<std::size_t>& moves, std::optional<bool> trade_offs) {
+      bool any = false;
+      for (std::size_t nb : moves)
+        if (ledger_.open(nb) &&
+            (!trade_offs || detail::trade_off(space_, best, nb) == *trade_offs)) {
           gp_->add_to_pool(nb);
           near_[nb] = any = true;
         }
-    return any;
+      return any;
+    };
+    if (mark(detail::moves(space_, best, 1), std::nullopt)) return true;
+    const std::vector<std::size_t> two = detail::moves(space_, best, 2);
+    return mark(two, two_param_turns_++ % 2 == 0) || mark(two, std::nullopt);
   }
 
   // The neighbourhoods of the best configs join the pool as the best change: the search's local
@@ -466,7 +475,8 @@ class BayesStrategy final : public Strategy {
   std::size_t randoms_ = 0;      // configs the start proposed (spread_open)
   std::size_t picks_ = 0;
   std::vector<bool> near_;
-  bool redraw_ = false;  // draw the pool again before the next pick
+  std::size_t two_param_turns_ = 0;  // local regions of two-param moves so far (local_region)
+  bool redraw_ = false;              // draw the pool again before the next pick
   std::size_t since_draw_ = 0;
   double cap_ = 0;  // value_cap() for cap_for_ valid values
   std::size_t cap_for_ = SIZE_MAX;
