@@ -434,14 +434,6 @@ TEST(StrategyTest, ALogOfAnotherStrategyOrSeedIsRefused) {
   EXPECT_TRUE(b.measured.empty());
 }
 
-// Whether configs `a` and `b` differ in exactly one param's value.
-bool one_param_apart(const SpaceIndex& index, std::size_t a, std::size_t b) {
-  int differ = 0;
-  for (std::size_t d = 0; d < index.dims(); ++d)
-    differ += index.coords(a)[d] != index.coords(b)[d] ? 1 : 0;
-  return differ == 1;
-}
-
 TEST(StrategyTest, AnnealStartsABatchFromTheBestOfItsJumps) {
   // A batch proposed before any outcome is all jumps (random configs). The walk starts where the
   // first told landed; each later jump's outcome is a Metropolis step from there, as a
@@ -457,8 +449,9 @@ TEST(StrategyTest, AnnealStartsABatchFromTheBestOfItsJumps) {
       anneal->tell(jumps[i], i == better ? 0.0 : i < 2 ? 1.0 : 10.0);
     const std::vector<std::size_t> next = anneal->propose(8);
     ASSERT_EQ(next.size(), 8u);
+    const std::vector<std::size_t> moves = detail::moves(index, jumps[better], 1);
     for (std::size_t k : next)
-      EXPECT_TRUE(one_param_apart(index, k, jumps[better]))
+      EXPECT_TRUE(std::find(moves.begin(), moves.end(), k) != moves.end())
           << configs[k].id() << " is no one-param move of the best jump "
           << configs[jumps[better]].id() << " (the last told: " << configs[jumps.back()].id()
           << ")";
@@ -483,8 +476,8 @@ TEST(StrategyTest, BayesTakesTurnsBetweenTradeOffsAndOtherTwoParamMoves) {
   const std::size_t centre = *index.find({3, 3});
   std::unique_ptr<Strategy> bayes = make_strategy(settings("bayes", 1), index);
   bayes->tell(centre, value(centre));
-  for (std::size_t k = 0; k < configs.size(); ++k)
-    if (one_param_apart(index, centre, k)) bayes->tell(k, value(k));
+  for (std::size_t k : detail::moves(index, centre, 1))
+    bayes->tell(k, value(k));
   std::size_t trade_offs = 0;
   std::size_t both_ways = 0;
   for (int i = 0; i < 6; ++i) {
