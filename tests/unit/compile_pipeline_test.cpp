@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -91,12 +92,25 @@ class Recorder : public ForwardingObjective {
 
 // A deterministic stand-in for "the first ready": the pending proposal with the shortest
 // simulated compile (its index's hash), so that runs can be compared trial by trial.
+// `cached(i)`: whether candidate i is in the kernel cache (none by default).
 class SimulatedReady : public ForwardingObjective {
  public:
-  SimulatedReady(Objective& inner, std::size_t window, bool first_only)
-      : ForwardingObjective(inner), window_(window), first_only_(first_only) {}
+  SimulatedReady(Objective& inner, std::size_t window, bool first_only,
+                 std::function<bool(std::size_t)> cached = {})
+      : ForwardingObjective(inner),
+        window_(window),
+        first_only_(first_only),
+        cached_(std::move(cached)) {}
   std::size_t window() override { return window_; }
+  bool ready(std::size_t index) override { return cached_ && cached_(index); }
   std::size_t pick(const std::vector<std::size_t>& pending) override {
+    most_pending = std::max(most_pending, pending.size());
+    return pick_one(pending);
+  }
+  std::size_t most_pending = 0;  // the most proposals pending at a pick
+
+ private:
+  std::size_t pick_one(const std::vector<std::size_t>& pending) {
     if (first_only_) return 0;
     std::size_t best = 0;
     for (std::size_t p = 1; p < pending.size(); ++p)
@@ -104,10 +118,9 @@ class SimulatedReady : public ForwardingObjective {
     return best;
   }
   static std::size_t cost(std::size_t i) { return (i * 2654435761u) % 97; }
-
- private:
   std::size_t window_;
   bool first_only_;
+  std::function<bool(std::size_t)> cached_;
 };
 
 SearchSettings settings(const std::string& strategy, std::int64_t max_evals) {
@@ -244,6 +257,80 @@ TEST(CompilePipelineTest, AResumedRunReplaysTheLoggedOrderAndProposesTheSame) {
     if (costs) {
       EXPECT_NE(ids(*a), plain_bayes);
     }
+  }
+}
+
+// The window is for the proposals that need a compile. With every candidate in the kernel
+// cache, the strategy is asked as with a window of two (one measured, one beside it): as
+// informed as one at a time, not a window's worth behind; each trial is logged as `cached`.
+TEST(CompilePipelineTest, ACachedSpaceIsSearchedWithTheStrategyInformed) {
+  for (const std::string name : {"anneal", "bayes"}) {
+    SCOPED_TRACE(name);
+    auto run = [&](std::size_t window, bool cached, const fs::path& log) {
+      FakeGpu gpu(grid(8));
+      SimulatedReady objective(gpu, window, true, [cached](std::size_t) { return cached; });
+      result<Output> out =
+          Autotuner("fake").search(settings(name, 30)).log(log).run_objective(objective);
+      EXPECT_TRUE(out) << out.error().str();
+      return std::pair{out ? ids(*out) : std::vector<std::string>{}, objective.most_pending};
+    };
+    const fs::path dir = test::fresh_test_dir("CompilePipelineCached" + name);
+    const auto [cached, cached_pending] = run(6, true, dir / "cached.jsonl");
+    const auto [two, two_pending] = run(2, false, dir / "two.jsonl");
+    const auto [six, six_pending] = run(6, false, dir / "six.jsonl");
+    ASSERT_EQ(cached.size(), 30u);
+    EXPECT_EQ(cached, two);
+    EXPECT_NE(cached, six);  // a window of six that must compile proposes otherwise
+    EXPECT_EQ(cached_pending, 2u);
+    EXPECT_EQ(six_pending, 6u);
+    std::ifstream in(dir / "cached.jsonl");
+    std::string line;
+    std::getline(in, line);  // the header
+    int lines = 0;
+    while (std::getline(in, line)) {
+      ++lines;
+      EXPECT_NE(line.find("\"cached\":true"), std::string::npos) << line;
+    }
+    EXPECT_EQ(lines, 30);
+  }
+}
+
+// Some candidates in the cache, some not: a resumed run counts each logged proposal as the run it
+// resumes did (its log's `cached`), although the cache now has every candidate that run measured,
+// and so proposes what the uninterrupted run proposed.
+TEST(CompilePipelineTest, AResumedRunCountsCachedProposalsAsTheRunItResumed) {
+  for (const std::string name : {"anneal", "bayes"}) {
+    SCOPED_TRACE(name);
+    const fs::path dir = test::fresh_test_dir("CompilePipelineCachedReplay" + name);
+    auto in_cache = [](std::size_t i) { return i % 3 == 0; };
+    FakeGpu whole_gpu(grid(8));
+    SimulatedReady whole(whole_gpu, 6, false, in_cache);
+    result<Output> a =
+        Autotuner("fake").search(settings(name, 40)).log(dir / "a.jsonl").run_objective(whole);
+    ASSERT_TRUE(a) << a.error().str();
+    ASSERT_EQ(a->trials.size(), 40u);
+    std::size_t cached = 0;
+    for (const Trial& t : a->trials)
+      cached += t.cached ? 1 : 0;
+    EXPECT_GT(cached, 0u);
+    EXPECT_LT(cached, 40u);
+
+    std::ifstream in(dir / "a.jsonl");
+    std::ofstream cut(dir / "b.jsonl");
+    std::string line;
+    for (int n = 0; n <= 20 && std::getline(in, line); ++n)
+      cut << line << "\n";
+    cut.close();
+    std::set<std::size_t> measured(whole_gpu.measured.begin(), whole_gpu.measured.begin() + 20);
+    FakeGpu resumed_gpu(grid(8));
+    SimulatedReady resumed(resumed_gpu, 6, false, [&](std::size_t i) {
+      return in_cache(i) || measured.contains(i);  // what the first run compiled is cached now
+    });
+    result<Output> b =
+        Autotuner("fake").search(settings(name, 40)).log(dir / "b.jsonl").run_objective(resumed);
+    ASSERT_TRUE(b) << b.error().str();
+    EXPECT_EQ(b->resumed, 20u);
+    EXPECT_EQ(ids(*b), ids(*a));
   }
 }
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -145,8 +146,10 @@ std::optional<EarlyReject> SearchRun::reject_rule() const {
 
 // Adopts or measures the k-th config; returns whether it was measured now. `may_reject`: a
 // search candidate, measured under the early-rejection rule.
-// `prior_rank`: one of the prior's best, measured first.
-bool SearchRun::take(std::size_t k, Phase phase, bool may_reject, std::optional<int> prior_rank) {
+// `prior_rank`: one of the prior's best, measured first. `cached`: a proposal that needed no
+// compile (Trial::cached).
+bool SearchRun::take(std::size_t k, Phase phase, bool may_reject, std::optional<int> prior_rank,
+                     bool cached) {
   visited_[k] = true;
   bool resumed = false;
   if (auto it = adopt_.find(pruned_[k].id()); it != adopt_.end()) {
@@ -172,6 +175,7 @@ bool SearchRun::take(std::size_t k, Phase phase, bool may_reject, std::optional<
     t.config = pruned_[k];
     t.phase = phase;
     t.prior_rank = prior_rank;
+    t.cached = cached;
     if (t.times) {
       t.times->strategy_ms = strategy_unlogged_ms_;
       strategy_unlogged_ms_ = 0;
@@ -368,14 +372,30 @@ void SearchRun::search() {
   const bool overlap = window >= 2 && s_.think_beside;
   std::vector<std::size_t> pending;     // k, in the order proposed
   std::vector<std::size_t> unprepared;  // objective indices proposed, not yet prepared
+  // Proposals that needed no compile (Trial::cached): a logged one as its log says, another as
+  // the objective says when it is proposed. The window is for those that need one; of these,
+  // no more are pending than one measured and one beside it (the strategy thinks meanwhile).
+  std::set<std::size_t> cached;  // pending ones
+  bool last_cached = false;      // the latest proposal
+  const std::size_t cached_most = overlap ? 2 : 1;
   auto add = [&](const std::vector<std::size_t>& batch) {
     for (std::size_t k : batch) {
       if (visited_.at(k) || std::find(pending.begin(), pending.end(), k) != pending.end())
         throw error(fmt::format("search strategy '{}' proposed {} twice", search_.strategy,
                                 pruned_[k].id()));
       pending.push_back(k);
-      if (!adopt_.contains(pruned_[k].id())) unprepared.push_back(space_[k]);
+      const auto logged = adopt_.find(pruned_[k].id());
+      if (logged == adopt_.end()) unprepared.push_back(space_[k]);
+      last_cached = logged != adopt_.end() ? logged->second.cached : objective_.ready(space_[k]);
+      if (last_cached) cached.insert(k);
     }
+  };
+  // How many proposals to ask for now: as many as fill the window, or after a proposal that
+  // needed no compile, one while fewer than `cached_most` such are pending.
+  auto top_up_now = [&]() -> std::size_t {
+    if (pending.size() >= window) return 0;
+    if (last_cached) return cached.size() < cached_most ? 1 : 0;
+    return window - pending.size();
   };
   // Proposals are prepared (compiled) only once the search goes on: those made beside the last
   // measurement of a search that then stops are given back unprepared.
@@ -401,11 +421,15 @@ void SearchRun::search() {
         th,
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   };
+  bool first = true;  // nothing proposed yet: the first proposal alone says what they need
   while (!stop_rule_hit()) {
-    std::size_t top_up = window > pending.size() ? window - pending.size() : 0;
-    if (!untold && top_up > 0) {
-      add(timed_strategy([&] { return strategy_->propose(top_up); }));
-      top_up = 0;
+    std::size_t top_up = top_up_now();
+    while (!untold && top_up > 0) {
+      const std::vector<std::size_t> batch =
+          timed_strategy([&] { return strategy_->propose(first ? 1 : top_up); });
+      add(batch);
+      first = false;
+      top_up = batch.empty() ? 0 : top_up_now();
     }
     // A logged proposal is taken first, in the order of the log.
     std::optional<std::size_t> pos;
@@ -439,7 +463,7 @@ void SearchRun::search() {
     }
     const std::size_t k = pending[*pos];
     pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(*pos));
-    take(k, Phase::search, /*may_reject=*/true);
+    take(k, Phase::search, /*may_reject=*/true, std::nullopt, cached.erase(k) > 0);
     if (thinking.valid()) join();
     ++new_proposals_;
     const Outcome o = outcome_of(out_.trials.size() - 1, k);

@@ -111,6 +111,11 @@ class Objective {
   /// The position in `pending` (indices into `configs()`, in the order proposed; not empty) of
   /// the one to measure next: the first that is ready, waiting for one when none is.
   virtual std::size_t pick(const std::vector<std::size_t>& /*pending*/) { return 0; }
+  /// Whether candidate `index` needs no preparing (the kernel cache has it). The window is for
+  /// the candidates that do: a proposal that needs none is measured before the strategy is
+  /// asked for more than one beside it, so a search of cached candidates keeps its strategy
+  /// informed as one at a time does.
+  virtual bool ready(std::size_t /*index*/) { return false; }
 };
 
 /// The base of an objective that wraps another (the store's SharedTrials, a shard's search
@@ -137,6 +142,7 @@ class ForwardingObjective : public Objective {
   std::size_t pick(const std::vector<std::size_t>& pending) override {
     return inner_.pick(pending);
   }
+  bool ready(std::size_t index) override { return inner_.ready(index); }
 
  protected:
   Objective& inner_;  ///< the wrapped objective, for an adapter's own overrides

@@ -104,6 +104,7 @@ class CompilePipeline : public ForwardingObjective {
   void prepare(const std::vector<std::size_t>& indices) override;
   void drop(const std::vector<std::size_t>& indices) override { ahead_.cancel(indices); }
   std::size_t pick(const std::vector<std::size_t>& pending) override;
+  bool ready(std::size_t index) override { return ready_(index); }
   Trial measure(std::size_t index) override;
 
  private:

@@ -47,7 +47,7 @@ class SearchRun {
   std::optional<diagnostic> find_incumbents();
   void prepare_first();
   bool take(std::size_t k, Phase phase, bool may_reject = false,
-            std::optional<int> prior_rank = std::nullopt);
+            std::optional<int> prior_rank = std::nullopt, bool cached = false);
   std::optional<EarlyReject> reject_rule() const;
   bool budget_left() const;
   Progress progress(bool resumed, std::optional<std::size_t> trial = std::nullopt) const;

@@ -150,6 +150,7 @@ nlohmann::json to_json(const Trial& trial) {
   if (trial.rejected_early) j["rejected_early"] = true;
   if (trial.prior_rank) j["prior_rank"] = *trial.prior_rank;
   if (trial.compile_s) j["compile_s"] = *trial.compile_s;
+  if (trial.cached) j["cached"] = true;
   if (trial.same_binary) j["same_binary"] = *trial.same_binary;
   return j;
 }
@@ -297,6 +298,10 @@ result<Trial> trial_from_json(const nlohmann::json& j) {
       return bad(
           fmt::format("'compile_s' must be a number of seconds in [0, {:g}]", max_compile_s));
     t.compile_s = it->get<double>();
+  }
+  if (auto it = j.find("cached"); it != j.end() && !it->is_null()) {
+    if (!it->is_boolean()) return bad("'cached' must be true or false");
+    t.cached = it->get<bool>();
   }
   return t;
 }

@@ -134,6 +134,10 @@ struct Trial {
   /// Seconds the compiler ran for this candidate (the kernel cache entry's `compile_s`), when
   /// known; logged as `compile_s`.
   std::optional<double> compile_s;
+  /// The candidate needed no compile when the strategy proposed it (the kernel cache had it):
+  /// the search's window is for the candidates that do, and a resumed run counts this one as
+  /// the run it resumes did (docs/search.md "The pipeline"). Logged as `cached` only when set.
+  bool cached = false;
   /// The config whose measurement this trial shares, when its cubin is byte-identical to that
   /// config's (the same SHA-256: a param that never reaches the kernel): not measured again, and
   /// never the best or a finalist (the config measured is). Logged as `same_binary`.
