@@ -839,6 +839,17 @@ class RunnerCli(unittest.TestCase):
         self.assertFalse(compile_log.exists() and key in compile_log.read_text(),
                          compile_log.read_text() if compile_log.exists() else "")
 
+    def test_compile_ahead_logs_the_proposals_the_kernel_cache_had(self):
+        # setUp put every candidate but BLOCK=32 in the kernel cache: their search trials say
+        # they needed no compile (the search's window is for those that do); BLOCK=32's, and the
+        # required BLOCK=64's (measured before the search, not a proposal), do not.
+        r = self.tuner_run("--compile-ahead", "--compile-jobs", "2", env=self.env(FAKE_TAME=1))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cached = {t["config_id"]: t.get("cached", False) for t in self.trials()
+                  if t["phase"] != "runoff"}
+        self.assertEqual(cached, {block(b): b not in (32, 64)
+                                  for b in [64, 128, 256, 512, 1024, 32, 2048]})
+
     def test_sigterm_to_tuner_run_alone_stops_the_runner_and_leaves_the_record(self):
         self.record.write_text("old record\n")
         p = subprocess.Popen([TUNER, "run", "--manifest", str(self.manifest), "--timeout", "60"],
