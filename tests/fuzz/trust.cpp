@@ -77,7 +77,7 @@ void check_trial(std::string_view text) {
       "a hint changed the times");
   tune::fuzz::check(m->min_ms <= m->median_ms, "a shared trial's minimum above its median");
   tune::fuzz::check(!hint->rejected_early && !hint->same_binary && !hint->checks &&
-                        hint->runoff == nullptr && !hint->prior_rank,
+                        hint->runoff == nullptr && !hint->prior_rank && !hint->cached,
                     "a hint carries a mark only this tune may make");
 }
 

@@ -20,6 +20,7 @@
 #include <tuner/core/base/hash.hpp>
 #include <tuner/core/store/candidate_store.hpp>
 #include <tuner/core/store/shared_trials.hpp>
+#include <tuner/core/store/trust.hpp>
 #include <tuner/core/tune/kernel_tune.hpp>
 
 #include "test_dir.hpp"
@@ -927,6 +928,26 @@ TEST_F(RemoteStoreTest, TlsIsVerifiedAgainstTheSystemOrTheGivenCaBundle) {
 }
 
 #endif
+
+// A shared trial becomes a hint with its times as they were and none of the marks only this
+// tune's own search makes: not the early rejection, the shared binary, the prior's rank, nor that
+// the candidate needed no compile when proposed (that counts this search's window).
+TEST(RemoteStoreJson, AHintKeepsItsTimesAndNoMarkOfThisTune) {
+  Trial t = Trial::measured(1.5, 1.25, 10);
+  t.rejected_early = true;
+  t.same_binary = "BLOCK=64";
+  t.prior_rank = 2;
+  t.cached = true;
+  const std::optional<Trial> hint = as_hint(t);
+  ASSERT_TRUE(hint);
+  ASSERT_TRUE(hint->state.measured());
+  EXPECT_DOUBLE_EQ(hint->state.measured()->median_ms, 1.5);
+  EXPECT_DOUBLE_EQ(hint->state.measured()->min_ms, 1.25);
+  EXPECT_FALSE(hint->rejected_early);
+  EXPECT_FALSE(hint->same_binary);
+  EXPECT_FALSE(hint->prior_rank);
+  EXPECT_FALSE(hint->cached);
+}
 
 // A shared trial is text anyone who can PUT wrote: one nesting 100,000 arrays deep is refused
 // before it is parsed (a copy of it, as shared_trial_from_json makes, would recurse that deep).

@@ -372,9 +372,11 @@ void SearchRun::search() {
   const bool overlap = window >= 2 && s_.think_beside;
   std::vector<std::size_t> pending;     // k, in the order proposed
   std::vector<std::size_t> unprepared;  // objective indices proposed, not yet prepared
-  // Proposals that needed no compile (Trial::cached): a logged one as its log says, another as
-  // the objective says when it is proposed. The window is for those that need one; of these,
-  // no more are pending than one measured and one beside it (the strategy thinks meanwhile).
+  // Proposals that needed no compile (Trial::cached): a logged one as its log says (one a merge
+  // brought from a shard's log was counted by that shard's search: as needing one), another as
+  // the objective says when it is proposed. The window is for the proposals that need a compile;
+  // of those that need none, no more are pending than one measured and one beside it (the
+  // strategy thinks meanwhile).
   std::set<std::size_t> cached;  // pending ones
   bool last_cached = false;      // the latest proposal
   const std::size_t cached_most = overlap ? 2 : 1;
@@ -386,7 +388,8 @@ void SearchRun::search() {
       pending.push_back(k);
       const auto logged = adopt_.find(pruned_[k].id());
       if (logged == adopt_.end()) unprepared.push_back(space_[k]);
-      last_cached = logged != adopt_.end() ? logged->second.cached : objective_.ready(space_[k]);
+      last_cached = logged != adopt_.end() ? logged->second.cached && !logged->second.shard
+                                           : objective_.ready(space_[k]);
       if (last_cached) cached.insert(k);
     }
   };

@@ -35,6 +35,7 @@ std::optional<Trial> as_hint(Trial trial) {
   trial.checks.reset();
   trial.runoff = nullptr;
   trial.prior_rank.reset();
+  trial.cached = false;
   return trial;
 }
 

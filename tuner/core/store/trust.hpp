@@ -41,8 +41,8 @@ bool verdict_believed(const CacheEntry& entry, EntryOrigin origin);
 
 /// A trial measured elsewhere (a shared trial, a shard's log), as the search may adopt it: its
 /// median, min and reps as they were, and nothing that only this tune's measurements may say
-/// (`rejected_early`, `same_binary`, `checks`, `runoff`, `prior_rank`). nullopt for one that is
-/// no hint at all (invalid: another machine's trouble is retried here).
+/// (`rejected_early`, `same_binary`, `checks`, `runoff`, `prior_rank`, `cached`). nullopt for one
+/// that is no hint at all (invalid: another machine's trouble is retried here).
 std::optional<Trial> as_hint(Trial trial);
 
 }  // namespace tune
