@@ -139,6 +139,23 @@ std::vector<std::string> ids(const Output& out) {
   return v;
 }
 
+// The log at `from` as an interruption after `trials` trials leaves it, at `to`; `edit`, when
+// given, changes each trial's line.
+void cut_log(const fs::path& from, const fs::path& to, int trials,
+             const std::function<void(nlohmann::json&)>& edit = {}) {
+  std::ifstream in(from);
+  std::ofstream cut(to);
+  std::string line;
+  for (int n = 0; n <= trials && std::getline(in, line); ++n) {
+    if (n > 0 && edit) {
+      nlohmann::json j = nlohmann::json::parse(line);
+      edit(j);
+      line = j.dump();
+    }
+    cut << line << "\n";
+  }
+}
+
 TEST(CompilePipelineTest, TheFirstReadyProposalIsMeasuredAndOnlyProposalsAreCompiled) {
   FakeGpu gpu(grid(12));
   std::mutex m;
@@ -226,12 +243,7 @@ TEST(CompilePipelineTest, AResumedRunReplaysTheLoggedOrderAndProposesTheSame) {
     ASSERT_EQ(a->trials.size(), 40u);
 
     // The first 20 trials of the log, as an interruption leaves it.
-    std::ifstream in(dir / "a.jsonl");
-    std::ofstream cut(dir / "b.jsonl");
-    std::string line;
-    for (int n = 0; n <= 20 && std::getline(in, line); ++n)
-      cut << line << "\n";
-    cut.close();
+    cut_log(dir / "a.jsonl", dir / "b.jsonl", 20);
     FakeGpu resumed_gpu(grid(8));
     resumed_gpu.compile_costs = true;
     SimulatedReady resumed(resumed_gpu, 6, false);
@@ -316,12 +328,7 @@ TEST(CompilePipelineTest, AResumedRunCountsCachedProposalsAsTheRunItResumed) {
     EXPECT_GT(cached, 0u);
     EXPECT_LT(cached, 40u);
 
-    std::ifstream in(dir / "a.jsonl");
-    std::ofstream cut(dir / "b.jsonl");
-    std::string line;
-    for (int n = 0; n <= 20 && std::getline(in, line); ++n)
-      cut << line << "\n";
-    cut.close();
+    cut_log(dir / "a.jsonl", dir / "b.jsonl", 20);
     std::set<std::size_t> measured(whole_gpu.measured.begin(), whole_gpu.measured.begin() + 20);
     FakeGpu resumed_gpu(grid(8));
     SimulatedReady resumed(resumed_gpu, 6, false, [&](std::size_t i) {
@@ -351,18 +358,10 @@ TEST(CompilePipelineTest, AShardsMarkOfACachedProposalCountsNothingHere) {
       Autotuner("fake").search(settings("bayes", 40)).log(dir / "a.jsonl").run_objective(whole);
   ASSERT_TRUE(a) << a.error().str();
   // The first 20 trials, each marked as a shard's and as needing no compile there.
-  std::ifstream in(dir / "a.jsonl");
-  std::ofstream cut(dir / "b.jsonl");
-  std::string line;
-  std::getline(in, line);
-  cut << line << "\n";
-  for (int n = 0; n < 20 && std::getline(in, line); ++n) {
-    nlohmann::json j = nlohmann::json::parse(line);
+  cut_log(dir / "a.jsonl", dir / "b.jsonl", 20, [](nlohmann::json& j) {
     j["shard"] = "1/2";
     j["cached"] = true;
-    cut << j.dump() << "\n";
-  }
-  cut.close();
+  });
   FakeGpu resumed_gpu(grid(8));
   SimulatedReady resumed(resumed_gpu, 6, false);
   result<Output> b =
