@@ -849,6 +849,9 @@ class RunnerCli(unittest.TestCase):
                   if t["phase"] != "runoff"}
         self.assertEqual(cached, {block(b): b not in (32, 64)
                                   for b in [64, 128, 256, 512, 1024, 32, 2048]})
+        # The tune's summary counts them.
+        self.assertRegex(r.stderr, re.escape(BUCKET) + r": strategy waits .*; compiles: 1 "
+                         r"candidates, .*; 5 proposals needed no compile \(in the kernel cache\)\n")
 
     def test_sigterm_to_tuner_run_alone_stops_the_runner_and_leaves_the_record(self):
         self.record.write_text("old record\n")

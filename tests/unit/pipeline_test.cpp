@@ -254,6 +254,18 @@ TEST(PipelineTest, OverheadSummaryOfALog) {
   EXPECT_EQ(text.substr(text.rfind('\n') + 1),
             "strategy waits 1.2 s, compiler waits 3.4 s; compiles: 2 candidates, 11.5 s "
             "of compiler time (longest 9.0 s)");
+
+  // Proposals the kernel cache had, which the search's window did not hold: counted on it.
+  trials[1].cached = true;
+  trials[2].cached = true;
+  s = summarize_overhead(trials);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->cached, 2u);
+  const std::string cached = describe_overhead(*s);
+  EXPECT_EQ(cached.substr(cached.rfind('\n') + 1),
+            "strategy waits 1.2 s, compiler waits 3.4 s; compiles: 2 candidates, 11.5 s "
+            "of compiler time (longest 9.0 s); 2 proposals needed no compile (in the kernel "
+            "cache)");
 }
 
 TEST(PipelineTest, TheWaitsForTheCompilerAreApartFromTheOverhead) {

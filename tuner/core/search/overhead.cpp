@@ -31,6 +31,7 @@ constexpr std::array<Field, 9> fields = {
 
 void OverheadTally::add(const Trial& t) {
   OverheadSummary& s = sums_;
+  if (t.cached) ++s.cached;
   if (t.compile_s) {
     ++s.compiled;
     s.compile_s += *t.compile_s;
@@ -50,7 +51,7 @@ void OverheadTally::add(const Trial& t) {
 }
 
 std::optional<OverheadSummary> OverheadTally::summary() const {
-  if (sums_.trials == 0 && sums_.compiled == 0) return std::nullopt;
+  if (sums_.trials == 0 && sums_.compiled == 0 && sums_.cached == 0) return std::nullopt;
   OverheadSummary s = sums_;
   for (std::size_t f = 0; f < fields.size(); ++f)
     s.median.*fields[f] = median_of(values_[f]);
@@ -80,6 +81,9 @@ std::string describe_overhead(const OverheadSummary& s) {
   if (s.compiled > 0)
     more += fmt::format("{}compiles: {} candidates, {:.1f} s of compiler time (longest {:.1f} s)",
                         more.empty() ? "" : "; ", s.compiled, s.compile_s, s.longest_compile_s);
+  if (s.cached > 0)
+    more += fmt::format("{}{} proposals needed no compile (in the kernel cache)",
+                        more.empty() ? "" : "; ", s.cached);
   if (!more.empty()) more = "\n" + more;
   const bool waited = s.total.compile_wait_ms > 0 || s.total.strategy_ms > 0;
   const std::string waits =

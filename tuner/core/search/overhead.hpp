@@ -37,6 +37,9 @@ struct OverheadSummary {
   std::size_t compiled = 0;
   double compile_s = 0;
   double longest_compile_s = 0;
+  /// Search trials of proposals that needed no compile (`Trial::cached`: the kernel cache had
+  /// them, so the search's window did not hold them).
+  std::size_t cached = 0;
   /// total.timed_ms / total.wall_ms: the share of the tune's wall time spent in timed work.
   double timed_share() const noexcept {
     return total.wall_ms > 0 ? total.timed_ms / total.wall_ms : 0;
