@@ -123,6 +123,7 @@ class CostsCli(unittest.TestCase):
         self.assertEqual(costs["compiled"], 3)
         self.assertAlmostEqual(costs["compile_s"], 102.5)
         self.assertAlmostEqual(costs["longest_compile_s"], 60.0)
+        self.assertEqual(costs["cached"], 0)  # every candidate here was compiled
 
     def test_a_log_without_costs_has_none(self):
         bare = [{k: v for k, v in t.items() if k not in ("compile_s", "times")} for t in TRIALS]

@@ -32,8 +32,8 @@
 // "runoff_winner" (or null), "prior" (the header's, or null), "prior_guided" (trials measured
 // first as the prior's best), "costs" (where the time went, as the page's summary says it:
 // {"timed_trials", "wall_s", "timed_s", "strategy_s", "compile_wait_s", "compiled", "compile_s",
-// "longest_compile_s"}, or null when no trial carries times or compile seconds), "record" (the
-// record's entry of the bucket: {"record", "config" (null when it has none), "source",
+// "longest_compile_s", "cached"}, or null when no trial carries times or compile seconds), "record"
+// (the record's entry of the bucket: {"record", "config" (null when it has none), "source",
 // "median_ms", "samples", "origin", "forced" ({"status", "reason"} or null)}, or null where there
 // is no manifest beside the log or no record that reads), "warnings"}]}
 // (the same best as the page: runoff lines aside).
@@ -306,7 +306,8 @@ json costs(const LogDigest& log) {
           {"compile_wait_s", o->total.compile_wait_ms / 1000},
           {"compiled", o->compiled},
           {"compile_s", o->compile_s},
-          {"longest_compile_s", o->longest_compile_s}};
+          {"longest_compile_s", o->longest_compile_s},
+          {"cached", o->cached}};
 }
 
 // One log's summary for --json: what the page's summary line says, as data.
