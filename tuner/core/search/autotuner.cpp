@@ -377,8 +377,8 @@ void SearchRun::search() {
   // the objective says when it is proposed. The window is for the proposals that need a compile;
   // of those that need none, no more are pending than one measured and one beside it (the
   // strategy thinks meanwhile).
-  std::set<std::size_t> cached;  // pending ones
-  bool last_cached = false;      // the latest proposal
+  std::set<std::size_t> cached;     // pending ones
+  std::optional<bool> last_cached;  // the latest proposal's; none before the first
   const std::size_t cached_most = overlap ? 2 : 1;
   auto add = [&](const std::vector<std::size_t>& batch) {
     for (std::size_t k : batch) {
@@ -390,14 +390,16 @@ void SearchRun::search() {
       if (logged == adopt_.end()) unprepared.push_back(space_[k]);
       last_cached = logged != adopt_.end() ? logged->second.cached && !logged->second.shard
                                            : objective_.ready(space_[k]);
-      if (last_cached) cached.insert(k);
+      if (*last_cached) cached.insert(k);
     }
   };
   // How many proposals to ask for now: as many as fill the window, or after a proposal that
-  // needed no compile, one while fewer than `cached_most` such are pending.
+  // needed no compile, one while fewer than `cached_most` such are pending; the first alone, to
+  // say which of the two the search is in.
   auto top_up_now = [&]() -> std::size_t {
     if (pending.size() >= window) return 0;
-    if (last_cached) return cached.size() < cached_most ? 1 : 0;
+    if (!last_cached) return 1;
+    if (*last_cached) return cached.size() < cached_most ? 1 : 0;
     return window - pending.size();
   };
   // Proposals are prepared (compiled) only once the search goes on: those made beside the last
@@ -424,14 +426,12 @@ void SearchRun::search() {
         th,
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   };
-  bool first = true;  // nothing proposed yet: the first proposal alone says what they need
   while (!stop_rule_hit()) {
     std::size_t top_up = top_up_now();
     while (!untold && top_up > 0) {
       const std::vector<std::size_t> batch =
-          timed_strategy([&] { return strategy_->propose(first ? 1 : top_up); });
+          timed_strategy([&] { return strategy_->propose(top_up); });
       add(batch);
-      first = false;
       top_up = batch.empty() ? 0 : top_up_now();
     }
     // A logged proposal is taken first, in the order of the log.
